@@ -1,0 +1,39 @@
+package org.leasehold.lease;
+
+/** The request itself is wrong; retrying it unchanged will fail again. Nothing was granted or changed. */
+public class InvalidLeaseRequestException extends LeaseException {
+    private static final long serialVersionUID = 1L;
+
+    /** What was wrong, for programs (the message is for people). */
+    public enum Reason {
+        NO_NAMES,
+        EMPTY_NAME,
+        NAME_TOO_LONG,
+        NAME_HAS_CONTROL_CHARACTER,
+        NAME_HAS_BAD_SEGMENT,
+        NAME_INVALID_UNICODE,
+        DUPLICATE_NAME,
+        TOO_MANY_NAMES,
+        DEADLINE_IN_PAST,
+        INVALID_LEASE_TIME,
+        INVALID_WAIT,
+        INVALID_PERMITS,
+        PERMITS_MISMATCH,
+        WATERMARK_OUT_OF_RANGE,
+        METADATA_TOO_LONG,
+        WATERMARK_ON_TENTATIVE,
+        WRONG_SERVICE,
+        NULL_ARGUMENT
+    }
+
+    private final Reason reason;
+
+    public InvalidLeaseRequestException(Reason reason, String message) {
+        super(message);
+        this.reason = reason;
+    }
+
+    public Reason reason() {
+        return reason;
+    }
+}

@@ -1,0 +1,116 @@
+package org.leasehold.lease;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A request for a lease on a set of names, all or nothing. The service validates it and answers a bad one with
+ * {@link InvalidLeaseRequestException}; this record only carries it.
+ *
+ * @param holder    who asks
+ * @param names     the names, in any order (the service sorts them); no duplicates
+ * @param mode      exclusive (default), shared or semaphore
+ * @param kind      full (default) or tentative
+ * @param deadline  an absolute deadline, or null to use {@code leaseTime}
+ * @param leaseTime the lease time counted from the grant, or null for the service's maximum; ignored when
+ *                  {@code deadline} is set. Either way the service clamps to its maximum lease duration, and
+ *                  the granted {@link Lease#deadline()} says what was granted.
+ * @param maxWait   how long to wait for the names: {@link Duration#ZERO} to try once (default)
+ * @param startedAt the requester's age for wound-wait (for a transaction: when it began); null means "now"
+ */
+public record LeaseRequest(HolderId holder, List<String> names, LeaseMode mode, LeaseKind kind, Instant deadline,
+        Duration leaseTime, Duration maxWait, Instant startedAt) {
+
+    public LeaseRequest {
+        Objects.requireNonNull(holder, "LeaseRequest.holder");
+        Objects.requireNonNull(names, "LeaseRequest.names");
+        // Nulls inside the list are kept, so that the service can report them as an invalid name.
+        names = Collections.unmodifiableList(new ArrayList<>(names));
+        mode = mode == null ? LeaseMode.EXCLUSIVE : mode;
+        kind = kind == null ? LeaseKind.FULL : kind;
+        maxWait = maxWait == null ? Duration.ZERO : maxWait;
+    }
+
+    /** Starts a request by {@code holder} for {@code names}. */
+    public static Builder builder(HolderId holder, String... names) {
+        return new Builder(holder, Arrays.asList(names));
+    }
+
+    /** Starts a request by {@code holder} for {@code names}. */
+    public static Builder builder(HolderId holder, Collection<String> names) {
+        return new Builder(holder, new ArrayList<>(names));
+    }
+
+    /** Builds a {@link LeaseRequest}; defaults: exclusive, full, maximum lease time, try once. */
+    public static final class Builder {
+        private final HolderId holder;
+        private final List<String> names;
+        private LeaseMode mode = LeaseMode.EXCLUSIVE;
+        private LeaseKind kind = LeaseKind.FULL;
+        private Instant deadline;
+        private Duration leaseTime;
+        private Duration wait = Duration.ZERO;
+        private Instant startedAt;
+
+        private Builder(HolderId holder, List<String> names) {
+            this.holder = holder;
+            this.names = names;
+        }
+
+        public Builder mode(LeaseMode mode) {
+            this.mode = mode;
+            return this;
+        }
+
+        public Builder shared() {
+            return mode(LeaseMode.SHARED);
+        }
+
+        public Builder semaphore(int permits) {
+            return mode(LeaseMode.semaphore(permits));
+        }
+
+        public Builder kind(LeaseKind kind) {
+            this.kind = kind;
+            return this;
+        }
+
+        public Builder tentative() {
+            return kind(LeaseKind.TENTATIVE);
+        }
+
+        /** An absolute deadline (clamped by the service). */
+        public Builder until(Instant deadline) {
+            this.deadline = deadline;
+            return this;
+        }
+
+        /** A lease time counted from the grant (clamped by the service). */
+        public Builder leaseFor(Duration leaseTime) {
+            this.leaseTime = leaseTime;
+            return this;
+        }
+
+        /** Wait up to {@code wait} for the names (FIFO-fair); zero tries once. */
+        public Builder waitFor(Duration wait) {
+            this.wait = wait;
+            return this;
+        }
+
+        /** The requester's age for wound-wait: older requesters break younger tentative holders. */
+        public Builder startedAt(Instant startedAt) {
+            this.startedAt = startedAt;
+            return this;
+        }
+
+        public LeaseRequest build() {
+            return new LeaseRequest(holder, names, mode, kind, deadline, leaseTime, wait, startedAt);
+        }
+    }
+}

@@ -1,0 +1,89 @@
+package org.leasehold.engine;
+
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.leasehold.lease.CorrelationId;
+import org.leasehold.lease.HolderId;
+import org.leasehold.lease.Lease;
+import org.leasehold.lease.LeaseKind;
+import org.leasehold.lease.LeaseMode;
+
+/**
+ * One granted lease, shared by the states of all its names. Its kind and deadline change only under the locks of
+ * all its names' shards (upgrade, renew); its status leaves {@link #ACTIVE} once, under the lock of at least one of
+ * them (release holds all; a breaker or a re-take holds one), and the other names notice it when they next look.
+ */
+final class Holding {
+    static final int ACTIVE = 0;
+    static final int RELEASED = 1;
+    static final int BROKEN = 2;
+    static final int RETAKEN = 3;
+
+    final HolderId holder;
+    final LeaseMode mode;
+    /** Wound-wait age: the requester's start, in micros. */
+    final long age;
+    final long grantedAt;
+    /** The highest floor over all names: a watermark must not be below it. */
+    final long floor;
+    final String[] names;
+    final long[] generations;
+    final CorrelationId[] ids;
+    final AtomicInteger status = new AtomicInteger(ACTIVE);
+
+    volatile LeaseKind kind;
+    volatile long deadline;
+    /** Set before {@link #status} leaves ACTIVE. */
+    volatile long endedAt;
+    /** For a re-taken full lease: the watermark the service assumes for it. */
+    volatile long impliedWatermark = Long.MIN_VALUE;
+    /** The lease value last handed out, returned again by an idempotent upgrade. */
+    volatile Lease lease;
+
+    Holding(HolderId holder, LeaseMode mode, LeaseKind kind, long age, long grantedAt, long deadline, long floor,
+            String[] names) {
+        this.holder = holder;
+        this.mode = mode;
+        this.kind = kind;
+        this.age = age;
+        this.grantedAt = grantedAt;
+        this.deadline = deadline;
+        this.floor = floor;
+        this.names = names;
+        this.generations = new long[names.length];
+        this.ids = new CorrelationId[names.length];
+    }
+
+    int indexOf(String name) {
+        if (names.length == 1) {
+            return 0;
+        }
+        for (int i = 0; i < names.length; i++) {
+            if (names[i].equals(name)) {
+                return i;
+            }
+        }
+        throw new IllegalStateException("holding does not cover " + name);
+    }
+
+    /** Ends the holding with {@code how} at {@code at}, unless something ended it first. */
+    boolean end(int how, long at) {
+        if (status.get() != ACTIVE) {
+            return false;
+        }
+        endedAt = at;
+        return status.compareAndSet(ACTIVE, how);
+    }
+
+    boolean isLive(long now) {
+        return status.get() == ACTIVE && deadline > now;
+    }
+
+    /** True if this holding is younger than a requester of age {@code otherAge} and identity {@code other}. */
+    boolean youngerThan(long otherAge, HolderId other) {
+        if (age != otherAge) {
+            return age > otherAge;
+        }
+        return holder.toString().compareTo(other.toString()) > 0;
+    }
+}

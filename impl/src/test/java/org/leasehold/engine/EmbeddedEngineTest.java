@@ -1,0 +1,168 @@
+package org.leasehold.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.leasehold.lease.Ending;
+import org.leasehold.lease.HolderId;
+import org.leasehold.lease.Lease;
+import org.leasehold.lease.LeaseRequest;
+import org.leasehold.lease.LeaseServiceUnavailableException;
+import org.leasehold.time.ManualTimeSource;
+
+/** What is particular to the embedded engine: memory bounds, restarts, interrupts, cross-name wake-ups. */
+class EmbeddedEngineTest {
+    private static final HolderId A = new HolderId("p", "a");
+    private static final HolderId B = new HolderId("p", "b");
+    private static final HolderId C = new HolderId("p", "c");
+
+    private final ManualTimeSource time = new ManualTimeSource(EmbeddedFixture.START);
+    private EmbeddedLeaseService engine = new EmbeddedLeaseService(
+            EngineConfig.defaults().withQuietPeriod(Duration.ZERO).withIdleRetention(Duration.ofMinutes(1)), time);
+
+    @AfterEach
+    void close() {
+        engine.close();
+    }
+
+    private static Instant plusMicros(Instant t, long micros) {
+        return t.plusNanos(micros * 1_000);
+    }
+
+    @Test
+    void idleNamesAreForgottenButTheirFloorAndGenerationSurvive() throws Exception {
+        Lease a = engine.acquire(LeaseRequest.builder(A, "idle/1").build());
+        Instant wm = plusMicros(a.grantedAt(), 42);
+        engine.release(a, wm, null);
+        engine.acquire(LeaseRequest.builder(B, "idle/2").leaseFor(Duration.ofSeconds(1)).build());
+        assertEquals(2, engine.rememberedNames());
+        time.advance(Duration.ofMinutes(3));
+        assertEquals(0, engine.rememberedNames(), "idle names are forgotten, expired holders included");
+        Lease again = engine.acquire(LeaseRequest.builder(C, "idle/1").build());
+        assertTrue(again.grant("idle/1").generation() > a.grant("idle/1").generation());
+        assertFalse(again.floor().isBefore(wm), "the floor of a forgotten name covers its last watermark");
+        assertEquals(Ending.UNKNOWN, again.grant("idle/1").predecessor().ending());
+    }
+
+    @Test
+    void generationsStartFromTheStartTime() throws Exception {
+        Lease a = engine.acquire(LeaseRequest.builder(A, "g").build());
+        long base = EmbeddedFixture.START.toEpochMilli() << 20;
+        assertTrue(a.grant("g").generation() > base);
+        assertTrue(a.grant("g").generation() < base + (1L << 20));
+    }
+
+    @Test
+    void closingFailsWaitingRequests() throws Exception {
+        engine.acquire(LeaseRequest.builder(A, "c").build());
+        CompletableFuture<Lease> b = engine.acquireAsync(LeaseRequest.builder(B, "c").waitFor(Duration.ofSeconds(5)).build());
+        engine.close();
+        ExecutionException e = assertThrows(ExecutionException.class, () -> b.get(5, TimeUnit.SECONDS));
+        assertTrue(e.getCause() instanceof LeaseServiceUnavailableException, String.valueOf(e.getCause()));
+        assertThrows(LeaseServiceUnavailableException.class, () -> engine.acquire(LeaseRequest.builder(C, "d").build()));
+    }
+
+    @Test
+    void interruptedWaitHoldsNothing() throws Exception {
+        Lease a = engine.acquire(LeaseRequest.builder(A, "i").build());
+        AtomicReference<Throwable> outcome = new AtomicReference<>();
+        CountDownLatch done = new CountDownLatch(1);
+        Thread t = new Thread(() -> {
+            try {
+                engine.acquire(LeaseRequest.builder(B, "i").waitFor(Duration.ofSeconds(5)).build());
+            } catch (Throwable e) {
+                outcome.set(e);
+            }
+            done.countDown();
+        });
+        t.start();
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (engine.inspect("i", 1).get(0).waiters().isEmpty() && System.nanoTime() < until) {
+            Thread.sleep(1);
+        }
+        t.interrupt();
+        assertTrue(done.await(5, TimeUnit.SECONDS));
+        assertTrue(outcome.get() instanceof InterruptedException, String.valueOf(outcome.get()));
+        assertTrue(engine.inspect("i", 1).get(0).waiters().isEmpty());
+        engine.release(a, null, null);
+        engine.acquire(LeaseRequest.builder(C, "i").build());
+    }
+
+    @Test
+    void breakingAMultiNameTentativeWakesWaitersOnItsOtherNames() throws Exception {
+        Instant t0 = time.now();
+        engine.acquire(LeaseRequest.builder(B, "x/a", "x/b").tentative().startedAt(t0.plusSeconds(1)).build());
+        CompletableFuture<Lease> c = engine.acquireAsync(LeaseRequest.builder(C, "x/b").startedAt(t0.plusSeconds(2))
+                .waitFor(Duration.ofSeconds(5)).build());
+        assertFalse(c.isDone());
+        engine.acquire(LeaseRequest.builder(A, "x/a").tentative().startedAt(t0).build());
+        Lease got = c.get(5, TimeUnit.SECONDS);
+        assertEquals(Ending.BROKEN, got.grant("x/b").predecessor().ending());
+    }
+
+    @Test
+    void reTakingOneNameEndsTheWholeOldLease() throws Exception {
+        engine.acquire(LeaseRequest.builder(A, "y/a", "y/b").build());
+        CompletableFuture<Lease> c = engine.acquireAsync(LeaseRequest.builder(C, "y/b").waitFor(Duration.ofSeconds(5)).build());
+        Lease again = engine.acquire(LeaseRequest.builder(A, "y/a").build());
+        Lease got = c.get(5, TimeUnit.SECONDS);
+        assertEquals(Ending.RETAKEN, got.grant("y/b").predecessor().ending());
+        assertEquals(Ending.RETAKEN, again.grant("y/a").predecessor().ending());
+    }
+
+    @Test
+    void olderSemaphoreRequesterBreaksTheYoungestTentativePermit() throws Exception {
+        Instant t0 = time.now();
+        Lease p1 = engine.acquire(LeaseRequest.builder(B, "sem").semaphore(2).tentative().startedAt(t0.plusSeconds(1)).build());
+        Lease p2 = engine.acquire(LeaseRequest.builder(C, "sem").semaphore(2).tentative().startedAt(t0.plusSeconds(2)).build());
+        engine.acquire(LeaseRequest.builder(A, "sem").semaphore(2).tentative().startedAt(t0).build());
+        engine.upgrade(p1, null);
+        assertThrows(org.leasehold.lease.LeaseBrokenException.class, () -> engine.upgrade(p2, null));
+    }
+
+    @Test
+    void waitersOnOverlappingNameSetsDoNotDeadlock() throws Exception {
+        Lease hold = engine.acquire(LeaseRequest.builder(A, "z/1", "z/2", "z/3").build());
+        CompletableFuture<Lease> b = engine.acquireAsync(LeaseRequest.builder(B, "z/1", "z/2").waitFor(Duration.ofSeconds(30)).build());
+        CompletableFuture<Lease> c = engine.acquireAsync(LeaseRequest.builder(C, "z/3", "z/2").waitFor(Duration.ofSeconds(30)).build());
+        engine.release(hold, null, null);
+        Lease first = b.get(5, TimeUnit.SECONDS);
+        assertFalse(c.isDone(), "C queued behind B on z/2");
+        engine.release(first, null, null);
+        assertEquals(C, c.get(5, TimeUnit.SECONDS).holder());
+    }
+
+    @Test
+    void expiryWakeUpsUseTimersNotPolling() throws Exception {
+        engine.acquire(LeaseRequest.builder(A, "timer").build());
+        int before = time.pendingTimers();
+        CompletableFuture<Lease> b = engine.acquireAsync(LeaseRequest.builder(B, "timer").waitFor(Duration.ofSeconds(30)).build());
+        assertEquals(before + 2, time.pendingTimers(), "one wake-up at the holder's deadline, one for the wait's end");
+        time.advance(Duration.ofSeconds(10));
+        assertEquals(B, b.get(5, TimeUnit.SECONDS).holder());
+        assertEquals(before, time.pendingTimers(), "timers of a granted request are cancelled");
+    }
+
+    @Test
+    void configurationErrorsSayWhatIsAccepted() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> EngineConfig.defaults().withMaxLeaseDuration(Duration.ZERO).validate());
+        assertTrue(e.getMessage().contains("positive"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> EngineConfig.defaults().withMaxLeaseDuration(Duration.ofDays(2)).validate());
+        assertThrows(IllegalArgumentException.class, () -> EngineConfig.defaults().withGrace(Duration.ofSeconds(-1)).validate());
+        assertThrows(IllegalArgumentException.class, () -> EngineConfig.defaults().withShards(3).validate());
+        assertThrows(IllegalArgumentException.class, () -> EngineConfig.defaults().withMaxNamesPerRequest(1001).validate());
+    }
+}

@@ -135,7 +135,7 @@ public final class EmbeddedLeaseService implements LeaseService {
     @Override
     public Lease acquire(LeaseRequest request) throws LeaseException, InterruptedException {
         Waiter w = prepare(request);
-        Lease granted = attempt(w, w.waitUntil > w.since);
+        Lease granted = attempt(w);
         if (granted != null) {
             return granted;
         }
@@ -156,7 +156,7 @@ public final class EmbeddedLeaseService implements LeaseService {
         Waiter w;
         try {
             w = prepare(request);
-            Lease granted = attempt(w, w.waitUntil > w.since);
+            Lease granted = attempt(w);
             if (granted != null) {
                 return CompletableFuture.completedFuture(granted);
             }
@@ -190,16 +190,10 @@ public final class EmbeddedLeaseService implements LeaseService {
             throw new InvalidLeaseRequestException(Reason.INVALID_WAIT, "the wait is negative (" + request.maxWait()
                     + "): use Duration.ZERO to try once, or a positive duration to wait");
         }
-        long now = time.nowMicros();
         long requestedDeadline = Long.MIN_VALUE;
         long leaseTime = maxLease;
         if (request.deadline() != null) {
             requestedDeadline = Micros.of(request.deadline());
-            if (requestedDeadline <= now) {
-                throw new InvalidLeaseRequestException(Reason.DEADLINE_IN_PAST, "the requested deadline "
-                        + request.deadline() + " is not after the service's time " + Micros.toInstant(now)
-                        + ": ask for a deadline in the future (at most " + config.maxLeaseDuration() + " ahead)");
-            }
         } else if (request.leaseTime() != null) {
             if (request.leaseTime().isNegative() || request.leaseTime().isZero()) {
                 throw new InvalidLeaseRequestException(Reason.INVALID_LEASE_TIME, "the lease time " + request.leaseTime()
@@ -207,26 +201,39 @@ public final class EmbeddedLeaseService implements LeaseService {
             }
             leaseTime = Math.min(maxLease, Micros.of(request.leaseTime()));
         }
-        long waitUntil = Micros.plus(now, Micros.of(request.maxWait()));
-        if (requestedDeadline != Long.MIN_VALUE) {
-            waitUntil = Math.min(waitUntil, requestedDeadline);
+        return new Waiter(request.holder(), names, shardsOf(names), mode, request.kind(), request.startedAt(),
+                requestedDeadline, leaseTime, Micros.of(request.maxWait()));
+    }
+
+    /** Sets the request's times from the service time {@code now}, read under its shards' locks. */
+    private void stamp(Waiter w, long now) throws InvalidLeaseRequestException {
+        if (w.requestedDeadline != Long.MIN_VALUE && w.requestedDeadline <= now) {
+            throw new InvalidLeaseRequestException(Reason.DEADLINE_IN_PAST, "the requested deadline "
+                    + Micros.toInstant(w.requestedDeadline) + " is not after the service's time " + Micros.toInstant(now)
+                    + ": ask for a deadline in the future (at most " + config.maxLeaseDuration() + " ahead)");
         }
-        long age = request.startedAt() != null ? Micros.of(request.startedAt()) : now;
-        return new Waiter(request.holder(), names, shardsOf(names), mode, request.kind(), age, requestedDeadline,
-                leaseTime, now, waitUntil);
+        w.since = now;
+        w.age = w.startedAt != null ? Micros.of(w.startedAt) : now;
+        long waitUntil = Micros.plus(now, w.maxWait);
+        if (w.requestedDeadline != Long.MIN_VALUE) {
+            waitUntil = Math.min(waitUntil, w.requestedDeadline);
+        }
+        w.waitUntil = waitUntil;
     }
 
     /**
      * Grants {@code w} now if it can, or queues it if {@code mayWait}, or throws why it cannot. Returns the lease, or
      * null when queued.
      */
-    private Lease attempt(Waiter w, boolean mayWait) throws LeaseException {
+    private Lease attempt(Waiter w) throws LeaseException {
         List<String> toDispatch = null;
         Lease lease;
         lockAll(w.shards);
         try {
             long now = time.nowMicros();
             ensureOpen();
+            stamp(w, now);
+            boolean mayWait = w.waitUntil > now;
             if (now < availableFrom) {
                 if (!mayWait || w.waitUntil < availableFrom) {
                     throw unavailable(now);
@@ -265,6 +272,7 @@ public final class EmbeddedLeaseService implements LeaseService {
                         + "retry later, or raise maxWaitersPerName");
             }
         }
+        w.future = new CompletableFuture<>();
         for (NameState st : states) {
             st.waiters.addLast(w);
             st.lastTouched = now;
@@ -333,7 +341,7 @@ public final class EmbeddedLeaseService implements LeaseService {
      * grantable at the moment its wait ends is granted rather than refused.
      */
     private void withdraw(Waiter w, String reason) {
-        if (!w.done.compareAndSet(false, true)) {
+        if (!w.finish()) {
             return;
         }
         TimeSource.Timer t = w.timeout;
@@ -440,7 +448,7 @@ public final class EmbeddedLeaseService implements LeaseService {
     private Outcome tryQueued(Waiter w) {
         lockAll(w.shards);
         try {
-            if (w.done.get()) {
+            if (w.isDone()) {
                 return new Outcome(null, null, null);
             }
             long now = time.nowMicros();
@@ -450,7 +458,7 @@ public final class EmbeddedLeaseService implements LeaseService {
             NameState[] states = states(w, now);
             Verdict v = evaluate(w, states, now, true);
             if (v.error != null) {
-                if (!w.done.compareAndSet(false, true)) {
+                if (!w.finish()) {
                     return new Outcome(null, null, null);
                 }
                 removeFromQueues(w, states);
@@ -462,7 +470,7 @@ public final class EmbeddedLeaseService implements LeaseService {
                 }
                 return null;
             }
-            if (!w.done.compareAndSet(false, true)) {
+            if (!w.finish()) {
                 return new Outcome(null, null, null);
             }
             TimeSource.Timer t = w.timeout;
@@ -490,7 +498,7 @@ public final class EmbeddedLeaseService implements LeaseService {
 
     private static Waiter firstLive(NameState st) {
         Waiter w;
-        while ((w = st.waiters.peekFirst()) != null && w.done.get()) {
+        while ((w = st.waiters.peekFirst()) != null && w.isDone()) {
             st.waiters.pollFirst();
         }
         return w;
@@ -705,7 +713,8 @@ public final class EmbeddedLeaseService implements LeaseService {
             grants[i] = new LeaseGrant(st.name, gen, id, st.floorInstant(), st.writableFromInstant(now, grantedAt),
                     st.predecessor);
         }
-        Lease lease = new Lease(w.holder, w.mode, w.kind, grantedAt, Micros.toInstant(deadline), List.of(grants));
+        List<LeaseGrant> list = grants.length == 1 ? List.of(grants[0]) : List.of(grants);
+        Lease lease = new Lease(w.holder, w.mode, w.kind, grantedAt, Micros.toInstant(deadline), list);
         h.lease = lease;
         return lease;
     }
@@ -715,7 +724,7 @@ public final class EmbeddedLeaseService implements LeaseService {
         List<Holding> holders = st.holders;
         for (int i = holders.size() - 1; i >= 0; i--) {
             Holding h = holders.get(i);
-            int status = h.status.get();
+            int status = h.status();
             if (status == Holding.ACTIVE && h.deadline > now) {
                 continue;
             }
@@ -746,7 +755,11 @@ public final class EmbeddedLeaseService implements LeaseService {
     }
 
     private void ended(NameState st, Holding h, int idx, Ending ending, long at, long watermark, String metadata) {
-        Instant atInstant = Micros.toInstant(at);
+        ended(st, h, idx, ending, at, Micros.toInstant(at), watermark, metadata);
+    }
+
+    private void ended(NameState st, Holding h, int idx, Ending ending, long at, Instant atInstant, long watermark,
+            String metadata) {
         Instant wm = watermark == Long.MIN_VALUE ? null : Micros.toInstant(watermark);
         st.record(new MetadataEntry(h.ids[idx], h.generations[idx], h.holder, ending, atInstant, wm, metadata),
                 config.historyPerName());
@@ -787,7 +800,7 @@ public final class EmbeddedLeaseService implements LeaseService {
         if (found == null) {
             throw new InvalidLeaseRequestException(Reason.NO_NAMES, "the lease value names no lease");
         }
-        int status = found.status.get();
+        int status = found.status();
         if (status == Holding.BROKEN) {
             throw new LeaseBrokenException(found.names[0], lease.describe() + " was broken at "
                     + Micros.toInstant(found.endedAt) + " by an older requester: nothing may be written under it; "
@@ -897,12 +910,13 @@ public final class EmbeddedLeaseService implements LeaseService {
         checkMetadata(metadata);
         int[] ls = shardsOf(lease);
         boolean waiters = false;
-        long now;
+        Instant ended;
         lockAll(ls);
         try {
-            now = time.nowMicros();
+            long now = time.nowMicros();
             ensureOpen();
             Holding h = find(lease, now);
+            ended = Micros.toInstant(now);
             long wm = Long.MIN_VALUE;
             if (watermark != null) {
                 if (h.kind == LeaseKind.TENTATIVE) {
@@ -927,7 +941,7 @@ public final class EmbeddedLeaseService implements LeaseService {
                 if (wm != Long.MIN_VALUE) {
                     st.raiseFloor(wm);
                 }
-                ended(st, h, i, Ending.RELINQUISHED, now, wm, metadata);
+                ended(st, h, i, Ending.RELINQUISHED, now, ended, wm, metadata);
                 st.lastTouched = now;
                 waiters |= !st.waiters.isEmpty();
             }
@@ -937,7 +951,7 @@ public final class EmbeddedLeaseService implements LeaseService {
         if (waiters) {
             dispatch(lease.names());
         }
-        return Micros.toInstant(now);
+        return ended;
     }
 
     private void releaseQuietly(Lease lease) {
@@ -1016,7 +1030,7 @@ public final class EmbeddedLeaseService implements LeaseService {
         }
         List<WaiterStatus> waiters = new ArrayList<>();
         for (Waiter w : st.waiters) {
-            if (!w.done.get()) {
+            if (!w.isDone()) {
                 waiters.add(new WaiterStatus(w.holder, w.mode, w.kind, List.of(w.names), Micros.toInstant(w.since),
                         Micros.toInstant(w.waitUntil)));
             }
@@ -1100,7 +1114,7 @@ public final class EmbeddedLeaseService implements LeaseService {
         LeaseServiceUnavailableException failure = new LeaseServiceUnavailableException(null,
                 "the lease service " + serviceId + " was closed while the request waited");
         for (Waiter w : waiting) {
-            if (w.done.compareAndSet(false, true)) {
+            if (w.finish()) {
                 TimeSource.Timer t = w.timeout;
                 if (t != null) {
                     t.cancel();
@@ -1213,6 +1227,13 @@ public final class EmbeddedLeaseService implements LeaseService {
         List<LeaseGrant> grants = lease.grants();
         if (grants.isEmpty()) {
             throw new InvalidLeaseRequestException(Reason.NO_NAMES, "the lease value names no lease");
+        }
+        if (grants.size() == 1) {
+            String only = grants.get(0).name();
+            if (only == null) {
+                throw new InvalidLeaseRequestException(Reason.EMPTY_NAME, "the lease value has a null name");
+            }
+            return new int[] {shardIndex(only)};
         }
         String[] names = new String[grants.size()];
         for (int i = 0; i < names.length; i++) {

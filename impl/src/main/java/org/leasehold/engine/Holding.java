@@ -1,6 +1,7 @@
 package org.leasehold.engine;
 
-import java.util.concurrent.atomic.AtomicInteger;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 import org.leasehold.lease.CorrelationId;
 import org.leasehold.lease.HolderId;
@@ -14,6 +15,16 @@ import org.leasehold.lease.LeaseMode;
  * them (release holds all; a breaker or a re-take holds one), and the other names notice it when they next look.
  */
 final class Holding {
+    private static final VarHandle STATUS;
+
+    static {
+        try {
+            STATUS = MethodHandles.lookup().findVarHandle(Holding.class, "status", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     static final int ACTIVE = 0;
     static final int RELEASED = 1;
     static final int BROKEN = 2;
@@ -29,7 +40,8 @@ final class Holding {
     final String[] names;
     final long[] generations;
     final CorrelationId[] ids;
-    final AtomicInteger status = new AtomicInteger(ACTIVE);
+    @SuppressWarnings("unused") // accessed through STATUS
+    private volatile int status;
 
     volatile LeaseKind kind;
     volatile long deadline;
@@ -68,15 +80,19 @@ final class Holding {
 
     /** Ends the holding with {@code how} at {@code at}, unless something ended it first. */
     boolean end(int how, long at) {
-        if (status.get() != ACTIVE) {
+        if (status() != ACTIVE) {
             return false;
         }
         endedAt = at;
-        return status.compareAndSet(ACTIVE, how);
+        return STATUS.compareAndSet(this, ACTIVE, how);
+    }
+
+    int status() {
+        return (int) STATUS.getVolatile(this);
     }
 
     boolean isLive(long now) {
-        return status.get() == ACTIVE && deadline > now;
+        return status() == ACTIVE && deadline > now;
     }
 
     /** True if this holding is younger than a requester of age {@code otherAge} and identity {@code other}. */

@@ -1,7 +1,9 @@
 package org.leasehold.engine;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.leasehold.lease.HolderId;
 import org.leasehold.lease.Lease;
@@ -9,35 +11,61 @@ import org.leasehold.lease.LeaseKind;
 import org.leasehold.lease.LeaseMode;
 import org.leasehold.time.TimeSource;
 
-/** A validated request: decided at once, or queued on every one of its names until granted, timed out or cancelled. */
+/**
+ * A validated request: decided at once, or queued on every one of its names until granted, timed out or cancelled.
+ * The time-dependent fields are set under the locks of its shards before it is queued; the future exists only for a
+ * queued request (the uncontended path allocates none).
+ */
 final class Waiter {
+    private static final VarHandle DONE;
+
+    static {
+        try {
+            DONE = MethodHandles.lookup().findVarHandle(Waiter.class, "done", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     final HolderId holder;
     final String[] names;
     final int[] shards;
     final LeaseMode mode;
     final LeaseKind kind;
-    final long age;
+    final Instant startedAt;
     /** Absolute deadline asked for, in micros, or {@link Long#MIN_VALUE} to use {@link #leaseTime}. */
     final long requestedDeadline;
     final long leaseTime;
-    final long since;
-    final long waitUntil;
-    final CompletableFuture<Lease> future = new CompletableFuture<>();
-    /** Set once, by whoever decides the outcome (grant, timeout, cancel, close). */
-    final AtomicBoolean done = new AtomicBoolean();
-    volatile TimeSource.Timer timeout;
+    /** How long it may wait, in micros; 0 tries once. */
+    final long maxWait;
 
-    Waiter(HolderId holder, String[] names, int[] shards, LeaseMode mode, LeaseKind kind, long age,
-            long requestedDeadline, long leaseTime, long since, long waitUntil) {
+    long age;
+    long since;
+    long waitUntil;
+    CompletableFuture<Lease> future;
+    volatile TimeSource.Timer timeout;
+    @SuppressWarnings("unused") // accessed through DONE
+    private volatile int done;
+
+    Waiter(HolderId holder, String[] names, int[] shards, LeaseMode mode, LeaseKind kind, Instant startedAt,
+            long requestedDeadline, long leaseTime, long maxWait) {
         this.holder = holder;
         this.names = names;
         this.shards = shards;
         this.mode = mode;
         this.kind = kind;
-        this.age = age;
+        this.startedAt = startedAt;
         this.requestedDeadline = requestedDeadline;
         this.leaseTime = leaseTime;
-        this.since = since;
-        this.waitUntil = waitUntil;
+        this.maxWait = maxWait;
+    }
+
+    /** Claims the right to decide this request's outcome; true for exactly one caller. */
+    boolean finish() {
+        return DONE.compareAndSet(this, 0, 1);
+    }
+
+    boolean isDone() {
+        return (int) DONE.getVolatile(this) != 0;
     }
 }

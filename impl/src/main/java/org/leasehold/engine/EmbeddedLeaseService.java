@@ -134,6 +134,10 @@ public final class EmbeddedLeaseService implements LeaseService {
 
     @Override
     public Lease acquire(LeaseRequest request) throws LeaseException, InterruptedException {
+        Lease fast = tryUncontended(request);
+        if (fast != null) {
+            return fast;
+        }
         Waiter w = prepare(request);
         Lease granted = attempt(w);
         if (granted != null) {
@@ -155,6 +159,10 @@ public final class EmbeddedLeaseService implements LeaseService {
     public CompletableFuture<Lease> acquireAsync(LeaseRequest request) {
         Waiter w;
         try {
+            Lease fast = tryUncontended(request);
+            if (fast != null) {
+                return CompletableFuture.completedFuture(fast);
+            }
             w = prepare(request);
             Lease granted = attempt(w);
             if (granted != null) {
@@ -174,6 +182,64 @@ public final class EmbeddedLeaseService implements LeaseService {
             return new LeaseBusyException(null, null, "the request was cancelled before it was granted");
         }
         throw new IllegalStateException("lease engine failure", cause);
+    }
+
+    /**
+     * The common case without the general machinery: one name, exclusive or shared, nobody holding or waiting for it.
+     * Returns null whenever anything else applies (including every error), and the general path decides.
+     */
+    private Lease tryUncontended(LeaseRequest r) throws InvalidLeaseRequestException {
+        if (r == null || r.names().size() != 1 || r.mode().type() == LeaseMode.Type.SEMAPHORE
+                || r.maxWait().isNegative() || (r.deadline() == null && r.leaseTime() != null
+                        && (r.leaseTime().isNegative() || r.leaseTime().isZero()))) {
+            return null;
+        }
+        String name = r.names().get(0);
+        LeaseNames.check(name);
+        Shard s = shardOf(name);
+        s.lock.lock();
+        try {
+            long now = time.nowMicros();
+            if (closed || now < availableFrom) {
+                return null;
+            }
+            long deadline;
+            long max = Micros.plus(now, maxLease);
+            if (r.deadline() != null) {
+                deadline = Math.min(Micros.of(r.deadline()), max);
+                if (deadline <= now) {
+                    return null;
+                }
+            } else {
+                deadline = r.leaseTime() == null ? max : Math.min(max, Micros.plus(now, Micros.of(r.leaseTime())));
+            }
+            NameState st = stateOf(name, now);
+            clean(st, now);
+            if (!st.holders.isEmpty() || !st.waiters.isEmpty()) {
+                return null;
+            }
+            long age = r.startedAt() != null ? Micros.of(r.startedAt()) : now;
+            Holding h = new Holding(r.holder(), r.mode(), r.kind(), age, now, deadline, st.floor, new String[] {name});
+            Instant grantedAt = Micros.toInstant(now);
+            Lease lease = new Lease(r.holder(), r.mode(), r.kind(), grantedAt, Micros.toInstant(deadline),
+                    List.of(addHolder(st, s, h, 0, now, grantedAt)));
+            h.lease = lease;
+            return lease;
+        } finally {
+            s.lock.unlock();
+        }
+    }
+
+    /** Makes {@code h} a holder of {@code st} (its name number {@code i}) and returns that name's grant. */
+    private LeaseGrant addHolder(NameState st, Shard s, Holding h, int i, long now, Instant grantedAt) {
+        long gen = ++st.generation;
+        CorrelationId id = new CorrelationId(idHigh, (++s.idCounter << 8) | s.index);
+        h.generations[i] = gen;
+        h.ids[i] = id;
+        st.holders.add(h);
+        st.lastTouched = now;
+        return new LeaseGrant(st.name, gen, id, st.floorInstant(), st.writableFromInstant(now, grantedAt),
+                st.predecessor);
     }
 
     private Waiter prepare(LeaseRequest request) throws LeaseException {
@@ -702,16 +768,7 @@ public final class EmbeddedLeaseService implements LeaseService {
         Instant grantedAt = Micros.toInstant(now);
         LeaseGrant[] grants = new LeaseGrant[states.length];
         for (int i = 0; i < states.length; i++) {
-            NameState st = states[i];
-            Shard s = shards[shardIndex(st.name)];
-            long gen = ++st.generation;
-            CorrelationId id = new CorrelationId(idHigh, (++s.idCounter << 8) | s.index);
-            h.generations[i] = gen;
-            h.ids[i] = id;
-            st.holders.add(h);
-            st.lastTouched = now;
-            grants[i] = new LeaseGrant(st.name, gen, id, st.floorInstant(), st.writableFromInstant(now, grantedAt),
-                    st.predecessor);
+            grants[i] = addHolder(states[i], shards[shardIndex(states[i].name)], h, i, now, grantedAt);
         }
         List<LeaseGrant> list = grants.length == 1 ? List.of(grants[0]) : List.of(grants);
         Lease lease = new Lease(w.holder, w.mode, w.kind, grantedAt, Micros.toInstant(deadline), list);

@@ -18,7 +18,10 @@ public record ReadProblem(Kind kind, String log, String bucket, String file, lon
     public enum Kind {
         /** An incomplete or failing last frame of a data file: a write that was never acknowledged. */
         TORN_TAIL,
-        /** A frame that fails its checksum or structure with more data after it; the rest of that file is skipped. */
+        /**
+         * A frame that fails its checksum or structure with more data after it: skipped alone when its header is sound,
+         * otherwise with the rest of that file (the next frame cannot be found).
+         */
         CORRUPT_RECORD,
         /** A frame in a format version this reader does not know; the rest of that file is skipped. */
         UNSUPPORTED_VERSION

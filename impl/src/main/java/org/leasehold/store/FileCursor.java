@@ -52,72 +52,86 @@ final class FileCursor {
 
     /** Moves to the next valid frame; false at the end of the file (or of what can be read of it). */
     boolean advance() throws BagStoreException {
-        long remaining = limit - pos;
-        if (remaining <= 0) {
-            return false;
-        }
         try {
-            if (remaining < Frames.HEADER) {
-                if (ensure((int) remaining)) {
-                    torn("only " + remaining + " bytes remain: an incomplete frame header");
+            while (true) {
+                Boolean r = step();
+                if (r != null) {
+                    return r;
                 }
-                return false;
             }
-            if (!ensure(Frames.HEADER)) {
-                return false;
-            }
-            int at = (int) (pos - bufFileOffset);
-            int length;
-            try {
-                length = Frames.checkHeader(buf, at, pos, bucket.maxFrame());
-            } catch (FormatException e) {
-                if (e.version() != 0) {
-                    unsupported(e.version(), e.getMessage());
-                } else if (zerosUntilLimit()) {
-                    torn("the rest of the file is zero bytes (space allocated by a write that never completed)");
-                } else {
-                    corrupt(pos, e.getMessage());
-                }
-                return false;
-            }
-            if (length > remaining) {
-                torn("a frame of " + length + " bytes, but only " + remaining + " remain");
-                return false;
-            }
-            if (!ensure(length)) {
-                return false;
-            }
-            at = (int) (pos - bufFileOffset);
-            if (!Frames.checksumMatches(buf, at, length)) {
-                if (pos + length == limit) {
-                    torn("the last frame (" + length + " bytes) fails its checksum");
-                } else {
-                    corrupt(pos, "the frame (" + length + " bytes) fails its CRC32C checksum");
-                }
-                return false;
-            }
-            long ts = Frames.getLong(buf, at + Frames.HEADER);
-            if (ts < bucket.start() || ts >= bucket.end()) {
-                corrupt(pos, "the frame's timestamp " + ts + " µs lies outside the bucket [" + bucket.start() + ", "
-                        + bucket.end() + ")");
-                return false;
-            }
-            if (ts < prevT) {
-                corrupt(pos, "the frame's timestamp " + ts + " µs is below the previous frame's " + prevT
-                        + " µs (a data file is in timestamp order)");
-                return false;
-            }
-            t = ts;
-            prevT = ts;
-            frameOffset = pos;
-            frameLength = length;
-            frameAt = at;
-            pos += length;
-            return true;
         } catch (IOException e) {
             throw new StoreUnavailableException("reading data file " + name.name() + " of " + bucket.describe()
                     + " failed at offset " + pos + ": " + IoErrors.describe(e) + "; " + IoErrors.advice(e), e);
         }
+    }
+
+    /** One frame: true if found, false at the end, null if a corrupt frame was skipped and the next should be tried. */
+    private Boolean step() throws BagStoreException, IOException {
+        long remaining = limit - pos;
+        if (remaining <= 0) {
+            return false;
+        }
+        if (remaining < Frames.HEADER) {
+            if (ensure((int) remaining)) {
+                torn("only " + remaining + " bytes remain: an incomplete frame header");
+            }
+            return false;
+        }
+        if (!ensure(Frames.HEADER)) {
+            return false;
+        }
+        int at = (int) (pos - bufFileOffset);
+        int length;
+        try {
+            length = Frames.checkHeader(buf, at, pos, bucket.maxFrame());
+        } catch (FormatException e) {
+            if (e.version() != 0) {
+                unsupported(e.version(), e.getMessage());
+            } else if (zerosUntilLimit()) {
+                torn("the rest of the file is zero bytes (space allocated by a write that never completed)");
+            } else {
+                corrupt(pos, e.getMessage());
+            }
+            return false;
+        }
+        if (length > remaining) {
+            torn("a frame of " + length + " bytes, but only " + remaining + " remain");
+            return false;
+        }
+        if (!ensure(length)) {
+            return false;
+        }
+        at = (int) (pos - bufFileOffset);
+        if (!Frames.checksumMatches(buf, at, length)) {
+            if (pos + length == limit) {
+                torn("the last frame (" + length + " bytes) fails its checksum");
+                return false;
+            }
+            // The header is sound, so the next frame's place is known: skip just this one if allowed.
+            corruptFrame(pos, length, "the frame (" + length + " bytes) fails its CRC32C checksum");
+            pos += length;
+            return null;
+        }
+        long ts = Frames.getLong(buf, at + Frames.HEADER);
+        if (ts < bucket.start() || ts >= bucket.end()) {
+            corruptFrame(pos, length, "the frame's timestamp " + ts + " µs lies outside the bucket [" + bucket.start()
+                    + ", " + bucket.end() + ")");
+            pos += length;
+            return null;
+        }
+        if (ts < prevT) {
+            corruptFrame(pos, length, "the frame's timestamp " + ts + " µs is below the previous frame's " + prevT
+                    + " µs (a data file is in timestamp order)");
+            pos += length;
+            return null;
+        }
+        t = ts;
+        prevT = ts;
+        frameOffset = pos;
+        frameLength = length;
+        frameAt = at;
+        pos += length;
+        return true;
     }
 
     /**
@@ -192,6 +206,16 @@ final class FileCursor {
             return;
         }
         throw new CorruptRecordException(bucket.log(), bucket.path(), name.name(), offset, msg);
+    }
+
+    /** A corrupt frame whose length is trustworthy: reported and skipped alone, or thrown. */
+    private void corruptFrame(long offset, int length, String detail) throws BagStoreException {
+        if (bucket.skip()) {
+            bucket.problem(new ReadProblem(ReadProblem.Kind.CORRUPT_RECORD, bucket.log(), bucket.path(), name.name(),
+                    offset, detail + "; this frame (" + length + " bytes) was skipped"));
+            return;
+        }
+        corrupt(offset, detail);
     }
 
     private void unsupported(int version, String detail) throws BagStoreException {

@@ -145,8 +145,8 @@ class SealingTest {
     void theMetronomeSealsBucketsPastGraceInTheLogsItWritesTo() throws Exception {
         Path root = freshDir("seal-metronome");
         ManualTimeSource time = StoreFixture.clock();
-        try (FileBagStore quiet = FileBagStore.open(config(root).build(), time);
-                FileBagStore ticking = FileBagStore.open(config(root).metronome(true).build(), time)) {
+        FileBagStore ticking = FileBagStore.open(config(root).metronome(true).build(), time);
+        try (FileBagStore quiet = FileBagStore.open(config(root).build(), time)) {
             ticking.append(req("log", List.of(), "mine"));
             // Another writer's bucket in the same log, which the metronome finds by listing.
             time.set(T0.plusMillis(1_200));
@@ -178,6 +178,8 @@ class SealingTest {
             quiet.append(req("log", List.of(), "after close"));
             time.set(T0.plusSeconds(20));
             assertFalse(Files.exists(later.resolve("lock")), "a closed metronome seals nothing");
+        } finally {
+            ticking.close();
         }
     }
 }

@@ -104,6 +104,25 @@ public interface BagStore extends AutoCloseable {
         return new SealReport(log, all);
     }
 
+    /**
+     * When the holder of {@code lease} may read the state it protects in {@code log} and write to it: the later of
+     * {@link Lease#writableFrom()} and, for every name whose predecessor expired unrelinquished,
+     * {@link #successorWritableFrom}. At that instant, call {@link #sealForSuccessor(String, Lease)}, then read, then
+     * write.
+     */
+    default Instant writableFrom(String log, Lease lease) throws BagStoreException {
+        Instant ready = lease.writableFrom();
+        for (LeaseGrant g : lease.grants()) {
+            if (g.predecessor() != null && g.predecessor().ending() == Ending.EXPIRED) {
+                Instant r = successorWritableFrom(log, g.predecessor().endedAt());
+                if (r.isAfter(ready)) {
+                    ready = r;
+                }
+            }
+        }
+        return ready;
+    }
+
     /** Stops the store: pending appends complete, background sealing stops, the writer identity is released. */
     @Override
     void close();

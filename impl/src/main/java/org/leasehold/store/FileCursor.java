@@ -32,6 +32,8 @@ final class FileCursor {
     private long pos;
     private long prevT = Long.MIN_VALUE;
 
+    /** The leases of this file's last decoded frame, shared while they repeat. */
+    final Frames.LeaseCache leases = new Frames.LeaseCache();
     long t;
     long frameOffset;
     int frameLength;

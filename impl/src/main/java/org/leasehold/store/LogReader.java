@@ -169,7 +169,7 @@ final class LogReader implements MessageStream {
         }
         Frames.Body body;
         try {
-            body = Frames.decode(c.frameBytes(), c.frameAt, c.frameLength, c.frameOffset, leaseFilter);
+            body = Frames.decode(c.frameBytes(), c.frameAt, c.frameLength, c.frameOffset, leaseFilter, c.leases);
         } catch (FormatException e) {
             String detail = e.getMessage();
             if (request.skipUnreadable()) {

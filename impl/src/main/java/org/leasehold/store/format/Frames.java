@@ -3,7 +3,6 @@ package org.leasehold.store.format;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.CRC32C;
 
@@ -161,26 +160,33 @@ public final class Frames {
     }
 
     /**
-     * Decodes the body of a complete frame whose header and checksum were checked. Throws if the structure does not
-     * add up to exactly {@code length} bytes.
+     * Remembers the encoded leases of the last frame decoded with it and their decoded list, so that a run of frames
+     * written under the same leases (the common case in one data file) shares one immutable list. Not thread-safe.
      */
+    public static final class LeaseCache {
+        private byte[] bytes = new byte[64];
+        private int length = -1;
+        private List<StampedLease> leases;
+    }
+
     public static Body decode(byte[] a, int off, int length, long fileOffset) throws FormatException {
-        return decode(a, off, length, fileOffset, null);
+        return decode(a, off, length, fileOffset, null, null);
     }
 
     /**
-     * Like {@link #decode(byte[], int, int, long)}, but returns null without copying payloads when {@code accept}
-     * rejects the frame's leases.
+     * Decodes the body of a complete frame whose header and checksum were checked; returns null without copying
+     * payloads when {@code accept} (if given) rejects the frame's leases. Throws if the structure does not add up to
+     * exactly {@code length} bytes. The lease list is immutable.
      */
     public static Body decode(byte[] a, int off, int length, long fileOffset,
-            java.util.function.Predicate<List<StampedLease>> accept) throws FormatException {
+            java.util.function.Predicate<List<StampedLease>> accept, LeaseCache cache) throws FormatException {
         int end = off + length;
         int p = off + HEADER;
         long t = getLong(a, p);
         p += 8;
         int n = getUShort(a, p);
         p += 2;
-        List<StampedLease> leases = n == 0 ? List.of() : new ArrayList<>(n);
+        int leasesStart = p;
         for (int i = 0; i < n; i++) {
             if (p + 2 > end) {
                 throw structure(fileOffset, "lease " + i + " runs past the frame");
@@ -190,19 +196,32 @@ public final class Frames {
             if (nameLen == 0 || p + nameLen + 12 > end) {
                 throw structure(fileOffset, "lease " + i + " name length " + nameLen + " is empty or runs past the frame");
             }
-            String name = new String(a, p, nameLen, StandardCharsets.UTF_8);
-            p += nameLen;
-            long gen = getLong(a, p);
-            p += 8;
+            p += nameLen + 8;
             int wl = getInt(a, p);
             p += 4;
             if (wl < 0 || wl > MAX_WITNESS || p + wl > end) {
                 throw structure(fileOffset, "lease " + i + " witness length " + wl + " is invalid");
             }
-            byte[] w = new byte[wl];
-            System.arraycopy(a, p, w, 0, wl);
             p += wl;
-            leases.add(new StampedLease(name, gen, w));
+        }
+        int leasesEnd = p;
+        List<StampedLease> leases;
+        if (n == 0) {
+            leases = List.of();
+        } else if (cache != null && cache.length == leasesEnd - leasesStart
+                && java.util.Arrays.equals(a, leasesStart, leasesEnd, cache.bytes, 0, cache.length)) {
+            leases = cache.leases;
+        } else {
+            leases = decodeLeases(a, leasesStart, n);
+            if (cache != null) {
+                int len = leasesEnd - leasesStart;
+                if (cache.bytes.length < len) {
+                    cache.bytes = new byte[len];
+                }
+                System.arraycopy(a, leasesStart, cache.bytes, 0, len);
+                cache.length = len;
+                cache.leases = leases;
+            }
         }
         if (accept != null && !accept.test(leases)) {
             return null;
@@ -234,6 +253,26 @@ public final class Frames {
             throw structure(fileOffset, (end - p) + " unexplained bytes at the end of the frame");
         }
         return new Body(t, leases, payloads);
+    }
+
+    /** Decodes {@code n} leases whose structure was checked. */
+    private static List<StampedLease> decodeLeases(byte[] a, int p, int n) {
+        StampedLease[] out = new StampedLease[n];
+        for (int i = 0; i < n; i++) {
+            int nameLen = getUShort(a, p);
+            p += 2;
+            String name = new String(a, p, nameLen, StandardCharsets.UTF_8);
+            p += nameLen;
+            long gen = getLong(a, p);
+            p += 8;
+            int wl = getInt(a, p);
+            p += 4;
+            byte[] w = new byte[wl];
+            System.arraycopy(a, p, w, 0, wl);
+            p += wl;
+            out[i] = new StampedLease(name, gen, w);
+        }
+        return List.of(out);
     }
 
     private static FormatException structure(long fileOffset, String detail) {

@@ -1,0 +1,80 @@
+package org.leasehold.bag;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+
+import org.leasehold.lease.Ending;
+import org.leasehold.lease.Lease;
+import org.leasehold.lease.LeaseGrant;
+
+/**
+ * The facts of one lease name that an append needs to apply the write rule: the message's timestamp must lie in
+ * {@code (floor, deadline)}, the clock must have reached {@code writableFrom}, and when the previous holder's lease
+ * expired unrelinquished, its buckets must be sealed first. The name, generation and witness are stored with the
+ * message; floor, deadline and the rest are only checked.
+ *
+ * @param name                 the lease name
+ * @param generation           the grant's generation (fencing token)
+ * @param floor                timestamps must be strictly above it
+ * @param deadline             timestamps must be strictly below it
+ * @param writableFrom         no write before this instant
+ * @param predecessorExpiredAt the deadline of the previous holder if its lease expired unrelinquished, else null
+ * @param witness              the signed witness of the grant, opaque to the store (empty until witnesses are signed)
+ */
+public record LeaseStamp(String name, long generation, Instant floor, Instant deadline, Instant writableFrom,
+        Instant predecessorExpiredAt, byte[] witness) {
+
+    public LeaseStamp {
+        Objects.requireNonNull(name, "LeaseStamp.name");
+        Objects.requireNonNull(floor, "LeaseStamp.floor");
+        Objects.requireNonNull(deadline, "LeaseStamp.deadline");
+        Objects.requireNonNull(writableFrom, "LeaseStamp.writableFrom");
+        witness = witness == null ? new byte[0] : witness.clone();
+    }
+
+    /** The witness bytes (a copy). */
+    @Override
+    public byte[] witness() {
+        return witness.clone();
+    }
+
+    /** The witness length without copying it. */
+    public int witnessLength() {
+        return witness.length;
+    }
+
+    /** One stamp per name of {@code lease}, with the lease's deadline and each grant's floor and writable time. */
+    public static List<LeaseStamp> of(Lease lease) {
+        List<LeaseStamp> stamps = new ArrayList<>(lease.grants().size());
+        for (LeaseGrant g : lease.grants()) {
+            Instant expired = g.predecessor() != null && g.predecessor().ending() == Ending.EXPIRED
+                    ? g.predecessor().endedAt() : null;
+            stamps.add(new LeaseStamp(g.name(), g.generation(), g.floor(), lease.deadline(), g.writableFrom(), expired,
+                    null));
+        }
+        return Collections.unmodifiableList(stamps);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof LeaseStamp s && s.name.equals(name) && s.generation == generation && s.floor.equals(floor)
+                && s.deadline.equals(deadline) && s.writableFrom.equals(writableFrom)
+                && Objects.equals(s.predecessorExpiredAt, predecessorExpiredAt)
+                && java.util.Arrays.equals(s.witness, witness);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, generation, floor, deadline);
+    }
+
+    @Override
+    public String toString() {
+        return "LeaseStamp[" + name + " gen " + generation + ", (" + floor + ", " + deadline + "), writableFrom "
+                + writableFrom + (predecessorExpiredAt != null ? ", predecessor expired at " + predecessorExpiredAt : "")
+                + ", witness " + witness.length + " B]";
+    }
+}

@@ -1,0 +1,654 @@
+package org.leasehold.store;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.security.SecureRandom;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+
+import org.leasehold.bag.AppendRequest;
+import org.leasehold.bag.Appended;
+import org.leasehold.bag.BagStore;
+import org.leasehold.bag.BagStoreException;
+import org.leasehold.bag.BucketNotDueException;
+import org.leasehold.bag.BucketSealedException;
+import org.leasehold.bag.CorruptRecordException;
+import org.leasehold.bag.InvalidAppendException;
+import org.leasehold.bag.InvalidLogNameException;
+import org.leasehold.bag.LeaseStamp;
+import org.leasehold.bag.MessageStream;
+import org.leasehold.bag.PayloadTooLargeException;
+import org.leasehold.bag.ReadRequest;
+import org.leasehold.bag.SealReport;
+import org.leasehold.bag.StoreUnavailableException;
+import org.leasehold.bag.TimestampOutOfRangeException;
+import org.leasehold.bag.TimestampOutOfRangeException.Reason;
+import org.leasehold.bag.UnknownLogException;
+import org.leasehold.bag.WriteOutcomeUnknownException;
+import org.leasehold.lease.InvalidLeaseRequestException;
+import org.leasehold.lease.LeaseNames;
+import org.leasehold.store.format.FormatException;
+import org.leasehold.store.format.Frames;
+import org.leasehold.store.format.LogDescriptor;
+import org.leasehold.store.fs.NfsSafeFiles;
+import org.leasehold.time.Micros;
+import org.leasehold.time.SystemTimeSource;
+import org.leasehold.time.TimeSource;
+
+/**
+ * The bag store on a POSIX file system (local disk, NFS, any shared mount), using only the operations of
+ * {@link NfsSafeFiles}. Layout: {@code <root>/<log>/<yyyy>/<MM>/<dd>/<HH>/<mm>/<ss.uuuuuu>/} per bucket, holding one
+ * data file per writer ({@code <writer>.<n>.data}), and {@code prelock} and {@code lock} once sealed.
+ *
+ * <p>One appender (committer thread) per log does group commit; a metronome seals buckets past grace in the logs this
+ * store writes to; the writer identity is guarded by a machine-local lock. Time comes from the injected
+ * {@link TimeSource}. Thread-safe.
+ */
+public final class FileBagStore implements BagStore {
+    private static final System.Logger LOG = System.getLogger(FileBagStore.class.getName());
+
+    private final BagStoreConfig config;
+    private final TimeSource time;
+    private final SystemTimeSource ownedTime;
+    private final StoreHooks hooks;
+    private final NfsSafeFiles fs = new NfsSafeFiles();
+    private final LocalWriterLock writerLock;
+    private final String writerId;
+    private final Sealer sealer;
+    private final Metronome metronome;
+    private final LogGeometry configured;
+    private final Map<String, LogHandle> logs = new ConcurrentHashMap<>();
+    private final Map<String, Appender> appenders = new ConcurrentHashMap<>();
+    private final Object logCreation = new Object();
+    private final Set<String> successorSealed = Collections.newSetFromMap(new LinkedHashMap<>(16, 0.75f, false) {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+            return size() > 10_000;
+        }
+    });
+    private final SecureRandom random = new SecureRandom();
+    private volatile boolean closed;
+
+    private FileBagStore(BagStoreConfig config, TimeSource time, SystemTimeSource ownedTime, StoreHooks hooks)
+            throws BagStoreException {
+        this.config = config.validate();
+        this.time = time;
+        this.ownedTime = ownedTime;
+        this.hooks = hooks;
+        this.configured = LogGeometry.of(config);
+        checkRoot(config.root());
+        Path lockDir = config.localLockDir() != null ? config.localLockDir()
+                : Paths.get(System.getProperty("java.io.tmpdir"), "leasehold-writers");
+        this.writerLock = LocalWriterLock.acquire(lockDir, config.host(), config.writerId());
+        this.writerId = writerLock.writerId();
+        this.sealer = new Sealer(fs, writerId, time);
+        this.metronome = config.metronome() ? new Metronome(this, Micros.of(config.metronomeLookback())) : null;
+        LOG.log(System.Logger.Level.INFO, "LEASEHOLD-2001 bag store opened at {0} as writer {1} (bucket {2}, grace {3}, "
+                + "max clock error {4}, flush {5})", config.root(), writerId, config.bucketWidth(), config.grace(),
+                config.maxClockError(), config.flushPolicy());
+    }
+
+    /**
+     * Opens a store on {@code config.root()}, which must exist, with time from {@code time}.
+     *
+     * @throws StoreUnavailableException the root is missing or not a directory, or the writer identity is taken
+     */
+    public static FileBagStore open(BagStoreConfig config, TimeSource time) throws BagStoreException {
+        return new FileBagStore(config, time, null, StoreHooks.NONE);
+    }
+
+    /** Opens a store on the system clock (closed with the store). */
+    public static FileBagStore open(BagStoreConfig config) throws BagStoreException {
+        SystemTimeSource t = new SystemTimeSource("leasehold-bag-timer");
+        try {
+            return new FileBagStore(config, t, t, StoreHooks.NONE);
+        } catch (BagStoreException | RuntimeException e) {
+            t.close();
+            throw e;
+        }
+    }
+
+    /** Opens a store with test hooks. */
+    static FileBagStore open(BagStoreConfig config, TimeSource time, StoreHooks hooks) throws BagStoreException {
+        return new FileBagStore(config, time, null, hooks);
+    }
+
+    private void checkRoot(Path root) throws StoreUnavailableException {
+        try {
+            fs.list(root);
+        } catch (NoSuchFileException e) {
+            throw new StoreUnavailableException("the bag store's root " + root + " does not exist: create it (or mount "
+                    + "the shared file system there) before opening the store", e);
+        } catch (NotDirectoryException e) {
+            throw new StoreUnavailableException("the bag store's root " + root + " is not a directory: point the "
+                    + "store at a directory", e);
+        } catch (IOException e) {
+            throw new StoreUnavailableException("the bag store's root " + root + " cannot be listed: "
+                    + IoErrors.describe(e) + "; " + IoErrors.advice(e), e);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------- accessors
+
+    @Override
+    public String writerId() {
+        return writerId;
+    }
+
+    /** The configuration this store was opened with. */
+    public BagStoreConfig config() {
+        return config;
+    }
+
+    /** Counters since the store opened. */
+    public StoreStats stats() {
+        long batches = 0;
+        long frames = 0;
+        long bytes = 0;
+        long forces = 0;
+        long late = 0;
+        for (Appender a : appenders.values()) {
+            batches += a.batches.sum();
+            frames += a.frames.sum();
+            bytes += a.bytes.sum();
+            forces += a.forces.sum();
+            late += a.lateChecks.sum();
+        }
+        return new StoreStats(batches, frames, bytes, forces, late, metronome == null ? 0 : metronome.sealedBuckets.sum(),
+                new EnumMap<>(fs.counts()));
+    }
+
+    NfsSafeFiles files() {
+        return fs;
+    }
+
+    TimeSource time() {
+        return time;
+    }
+
+    StoreHooks hooks() {
+        return hooks;
+    }
+
+    Sealer sealer() {
+        return sealer;
+    }
+
+    void ownBucket(LogHandle log, long bucket) {
+        if (metronome != null) {
+            metronome.own(log, bucket);
+        }
+    }
+
+    /** Runs one metronome pass now and waits for it (tests). */
+    void runMetronome() {
+        if (metronome != null) {
+            metronome.runNow();
+        }
+    }
+
+    StoreUnavailableException closedException() {
+        return new StoreUnavailableException("the bag store at " + config.root() + " (writer " + writerId + ") is closed; "
+                + "nothing was written or read: open a new store");
+    }
+
+    private void ensureOpen() throws StoreUnavailableException {
+        if (closed) {
+            throw closedException();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------- append
+
+    @Override
+    public Appended append(AppendRequest request) throws BagStoreException {
+        CompletableFuture<Appended> f = appendAsync(request);
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return f.get();
+                } catch (InterruptedException e) {
+                    // The outcome is decided by the committer within one batch; wait for it, definitive either way.
+                    interrupted = true;
+                } catch (ExecutionException e) {
+                    Throwable c = e.getCause();
+                    if (c instanceof BagStoreException b) {
+                        throw b;
+                    }
+                    if (c instanceof RuntimeException r) {
+                        throw r;
+                    }
+                    throw new WriteOutcomeUnknownException("the append failed unexpectedly: " + c, c);
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Override
+    public CompletableFuture<Appended> appendAsync(AppendRequest request) {
+        try {
+            ensureOpen();
+            if (request == null) {
+                throw new InvalidAppendException("the append request is null: build one with AppendRequest.of(log, "
+                        + "leases, payloads...)");
+            }
+            LogHandle h = logForWriting(request.log());
+            Appender.Pending p = prepare(request, h);
+            hooks.afterEncode(request, p.t);
+            return appender(h).submit(p);
+        } catch (BagStoreException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private Appender appender(LogHandle h) throws StoreUnavailableException {
+        Appender a = appenders.get(h.name());
+        if (a != null) {
+            return a;
+        }
+        synchronized (logCreation) {
+            ensureOpen();
+            a = appenders.get(h.name());
+            if (a == null) {
+                a = new Appender(this, h);
+                appenders.put(h.name(), a);
+                if (metronome != null) {
+                    metronome.track(h);
+                }
+            }
+            return a;
+        }
+    }
+
+    /** Validates the request, chooses the timestamp under the write rule, and encodes the frame. */
+    private Appender.Pending prepare(AppendRequest r, LogHandle h) throws BagStoreException {
+        String log = h.name();
+        List<byte[]> payloads = r.payloads();
+        if (payloads.isEmpty()) {
+            throw new InvalidAppendException("the append to log '" + log + "' carries no message: give at least one "
+                    + "payload (an empty byte array is a valid message)");
+        }
+        for (int i = 0; i < payloads.size(); i++) {
+            byte[] p = payloads.get(i);
+            if (p == null) {
+                throw new InvalidAppendException("payload " + i + " of the append to log '" + log + "' is null: give a "
+                        + "byte array (empty is fine)");
+            }
+            if (p.length > config.maxPayloadBytes()) {
+                throw new PayloadTooLargeException(p.length, config.maxPayloadBytes(), "payload " + i + " of the append to "
+                        + "log '" + log + "' is " + p.length + " bytes; the limit is " + config.maxPayloadBytes()
+                        + " (maxPayloadBytes): nothing was written. Split the message, or store large data elsewhere "
+                        + "and append a reference");
+            }
+        }
+        List<LeaseStamp> leases = r.leases();
+        if (leases.size() > Frames.MAX_LEASES) {
+            throw new InvalidAppendException("the append to log '" + log + "' names " + leases.size() + " leases; the "
+                    + "limit is " + Frames.MAX_LEASES);
+        }
+        Set<String> seen = new HashSet<>();
+        for (LeaseStamp l : leases) {
+            if (l == null) {
+                throw new InvalidAppendException("the append to log '" + log + "' has a null lease stamp");
+            }
+            try {
+                LeaseNames.check(l.name());
+            } catch (InvalidLeaseRequestException e) {
+                throw new InvalidAppendException("the append to log '" + log + "' names an invalid lease: "
+                        + e.getMessage());
+            }
+            if (!seen.add(l.name())) {
+                throw new InvalidAppendException("the append to log '" + log + "' names lease '"
+                        + LeaseNames.printable(l.name()) + "' twice: give each lease once");
+            }
+            if (l.witnessLength() > Frames.MAX_WITNESS) {
+                throw new InvalidAppendException("the witness of lease '" + LeaseNames.printable(l.name()) + "' is "
+                        + l.witnessLength() + " bytes; the limit is " + Frames.MAX_WITNESS);
+            }
+        }
+        byte[][] names = Frames.names(leases);
+        long size = Frames.size(leases, names, payloads);
+        if (size > config.maxFrameBytes()) {
+            throw new PayloadTooLargeException(size, config.maxFrameBytes(), "the append to log '" + log + "' encodes to "
+                    + size + " bytes; the limit for one append is " + config.maxFrameBytes() + " (maxFrameBytes): "
+                    + "nothing was written. Append fewer messages at once");
+        }
+
+        LogGeometry g = h.geometry();
+        long now = time.nowMicros();
+        long floor = Long.MIN_VALUE;
+        long deadline = Long.MAX_VALUE;
+        long writable = Long.MIN_VALUE;
+        LeaseStamp floorLease = null;
+        LeaseStamp deadlineLease = null;
+        List<Long> expiredPredecessors = new ArrayList<>();
+        for (LeaseStamp l : leases) {
+            long f = micros(l.floor());
+            if (f > floor) {
+                floor = f;
+                floorLease = l;
+            }
+            long d = micros(l.deadline());
+            if (d < deadline) {
+                deadline = d;
+                deadlineLease = l;
+            }
+            writable = Math.max(writable, micros(l.writableFrom()));
+            if (l.predecessorExpiredAt() != null) {
+                long pe = micros(l.predecessorExpiredAt());
+                expiredPredecessors.add(pe);
+                writable = Math.max(writable, successorWritableFrom(g, pe));
+            }
+        }
+        if (now < writable) {
+            throw new TimestampOutOfRangeException(Reason.NOT_YET_WRITABLE, null, Micros.toInstant(writable),
+                    "the leases of this append to log '" + log + "' allow writing from " + Micros.toInstant(writable)
+                            + " (the grant's writableFrom, or after an expired predecessor the end of its last bucket "
+                            + "plus grace and clock error); this clock reads " + Micros.toInstant(now)
+                            + ": nothing was written. Retry at " + Micros.toInstant(writable));
+        }
+        for (long pe : expiredPredecessors) {
+            ensureSealedForSuccessor(h, pe);
+        }
+        long e = g.errorMicros();
+        if (floorLease != null && floor - now > e) {
+            throw new TimestampOutOfRangeException(Reason.FLOOR_AHEAD_OF_CLOCK, null, Micros.toInstant(floor - e),
+                    "the floor of lease '" + LeaseNames.printable(floorLease.name()) + "' (" + floorLease.floor()
+                            + ") is " + Micros.toInstant(floor - now).toEpochMilli() + " ms ahead of this clock ("
+                            + Micros.toInstant(now) + "), more than the maximum clock error " + config.maxClockError()
+                            + ": a previous holder's clock ran fast, or this one is slow. Nothing was written; check "
+                            + "clock synchronisation, or retry at " + Micros.toInstant(floor - e));
+        }
+        boolean callerTime = r.timestamp() != null;
+        long t;
+        if (callerTime) {
+            t = micros(r.timestamp());
+            if (floorLease != null && t <= floor) {
+                throw new TimestampOutOfRangeException(Reason.NOT_ABOVE_FLOOR, r.timestamp(), null, "the timestamp "
+                        + r.timestamp() + " of the append to log '" + log + "' is not above the floor "
+                        + floorLease.floor() + " of lease '" + LeaseNames.printable(floorLease.name())
+                        + "': nothing was written. Use a later timestamp, or let the store choose one");
+            }
+        } else {
+            t = floorLease != null ? Math.max(floor + 1, now) : now;
+        }
+        if (deadlineLease != null && t >= deadline) {
+            throw new TimestampOutOfRangeException(Reason.NOT_BELOW_DEADLINE, Micros.toInstant(t), null,
+                    "the append to log '" + log + "' needs a timestamp below the deadline " + deadlineLease.deadline()
+                            + " of lease '" + LeaseNames.printable(deadlineLease.name()) + "' (generation "
+                            + deadlineLease.generation() + "), but " + (callerTime ? "the given one is "
+                            : "the earliest acceptable one is ") + Micros.toInstant(t) + " (this clock reads "
+                            + Micros.toInstant(now) + "): the lease is over. Nothing was written; acquire the lease "
+                            + "again");
+        }
+        if (callerTime && t > now + e) {
+            throw new TimestampOutOfRangeException(Reason.IN_FUTURE, r.timestamp(), Micros.toInstant(t - e),
+                    "the timestamp " + r.timestamp() + " of the append to log '" + log + "' is more than the maximum "
+                            + "clock error (" + config.maxClockError() + ") ahead of this clock (" + Micros.toInstant(now)
+                            + "): nothing was written. Use a current timestamp, or let the store choose one");
+        }
+        if (t < LogGeometry.MIN_MICROS || t >= LogGeometry.MAX_MICROS) {
+            throw new TimestampOutOfRangeException(Reason.UNREPRESENTABLE, Micros.toInstant(t), null, "the timestamp "
+                    + Micros.toInstant(t) + " of the append to log '" + log + "' is outside the years 1970 to 9999 the "
+                    + "store's layout covers: nothing was written");
+        }
+        long bucket = g.bucketOf(t);
+        if (now >= g.dueAt(bucket)) {
+            throw new BucketSealedException(BucketSealedException.Reason.PAST_GRACE, log, h.bucketPath(bucket),
+                    Micros.toInstant(bucket), "the timestamp " + Micros.toInstant(t) + " falls in bucket "
+                            + h.bucketPath(bucket) + " of log '" + log + "', whose grace ran out at "
+                            + Micros.toInstant(g.dueAt(bucket)) + " (this clock reads " + Micros.toInstant(now)
+                            + "): it may be sealed, so nothing was written. Use a current timestamp");
+        }
+        ByteBuffer frame = Frames.encode(t, leases, names, payloads, (int) size);
+        return new Appender.Pending(frame, payloads.size(), t, deadline, callerTime);
+    }
+
+    /** Microseconds of an instant, saturating for instants beyond the representable range. */
+    private static long micros(Instant i) {
+        try {
+            return Micros.of(i);
+        } catch (ArithmeticException e) {
+            return i.isBefore(Instant.EPOCH) ? Long.MIN_VALUE : Long.MAX_VALUE;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------- logs
+
+    private LogHandle logForWriting(String name) throws BagStoreException {
+        LogHandle h = logs.get(name == null ? "" : name);
+        if (h != null) {
+            return h;
+        }
+        checkLogName(name);
+        synchronized (logCreation) {
+            ensureOpen();
+            h = logs.get(name);
+            if (h == null) {
+                h = createOrLoad(name);
+                logs.put(name, h);
+            }
+            return h;
+        }
+    }
+
+    private LogHandle logForReading(String name) throws BagStoreException {
+        LogHandle h = logs.get(name == null ? "" : name);
+        if (h != null) {
+            return h;
+        }
+        checkLogName(name);
+        Path dir = config.root().resolve(name);
+        List<String> names;
+        try {
+            names = fs.list(dir);
+        } catch (NoSuchFileException e) {
+            throw new UnknownLogException(name, "log '" + name + "' does not exist under " + config.root()
+                    + ": nothing was ever appended to it or sealed in it. Check the name");
+        } catch (IOException e) {
+            throw new StoreUnavailableException("cannot list log '" + name + "' under " + config.root() + ": "
+                    + IoErrors.describe(e) + "; " + IoErrors.advice(e), e);
+        }
+        if (!names.contains(Names.DESCRIPTOR)) {
+            // Created but never written: a writer links the descriptor before its first bucket.
+            return new LogHandle(name, dir, configured);
+        }
+        h = new LogHandle(name, dir, readDescriptor(name, dir));
+        logs.putIfAbsent(name, h);
+        return h;
+    }
+
+    private static void checkLogName(String name) throws InvalidLogNameException {
+        String problem = Names.logNameProblem(name);
+        if (problem != null) {
+            throw new InvalidLogNameException(name, "the log name '" + (name == null ? "null" : LeaseNames.printable(name))
+                    + "' " + problem);
+        }
+    }
+
+    private LogHandle createOrLoad(String name) throws BagStoreException {
+        Path dir = config.root().resolve(name);
+        try {
+            fs.createDirectory(dir);
+            List<String> names = fs.list(dir);
+            if (!names.contains(Names.DESCRIPTOR)) {
+                Path prepared = dir.resolve(Names.DESCRIPTOR_PREPARED_PREFIX + writerId + "."
+                        + HexFormat.of().toHexDigits(random.nextLong()));
+                LogGeometry g = configured;
+                byte[] bytes = new LogDescriptor(g.widthMicros(), g.graceMicros(), g.errorMicros()).encode();
+                try (FileChannel ch = fs.createNew(prepared)) {
+                    Sealer.writeFully(ch, ByteBuffer.wrap(bytes), 0);
+                    ch.force(true);
+                }
+                fs.link(dir.resolve(Names.DESCRIPTOR), prepared);
+            }
+        } catch (NoSuchFileException e) {
+            throw new StoreUnavailableException("cannot create log '" + name + "': the bag store's root " + config.root()
+                    + " does not exist (any more); create it or mount the shared file system there", e);
+        } catch (IOException e) {
+            throw new StoreUnavailableException("cannot create log '" + name + "' under " + config.root() + ": "
+                    + IoErrors.describe(e) + "; " + IoErrors.advice(e), e);
+        }
+        LogGeometry g = readDescriptor(name, dir);
+        if (!g.equals(configured)) {
+            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-2003 log ''{0}'' was created with bucket width {1} µs, grace "
+                    + "{2} µs and max clock error {3} µs; this store is configured otherwise and uses the log''s values "
+                    + "(writers and sealers of one log must agree)", name, g.widthMicros(), g.graceMicros(),
+                    g.errorMicros());
+        }
+        return new LogHandle(name, dir, g);
+    }
+
+    private LogGeometry readDescriptor(String name, Path dir) throws BagStoreException {
+        byte[] bytes;
+        try {
+            bytes = Sealer.readSmall(fs, dir.resolve(Names.DESCRIPTOR), 4096);
+        } catch (IOException e) {
+            throw new StoreUnavailableException("cannot read the descriptor of log '" + name + "' under " + dir + ": "
+                    + IoErrors.describe(e) + "; " + IoErrors.advice(e), e);
+        }
+        try {
+            LogDescriptor d = LogDescriptor.parse(bytes);
+            return new LogGeometry(d.widthMicros(), d.graceMicros(), d.errorMicros());
+        } catch (FormatException e) {
+            throw new CorruptRecordException(name, "", Names.DESCRIPTOR, e.offset(), "the descriptor of log '" + name
+                    + "' is corrupt: " + e.getMessage() + "; restore it from a replica or backup (it records the log's "
+                    + "bucket width, grace and clock error)");
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------- read
+
+    @Override
+    public MessageStream read(ReadRequest request) throws BagStoreException {
+        ensureOpen();
+        if (request == null) {
+            throw new InvalidLogNameException(null, "the read request is null: use ReadRequest.all(log)");
+        }
+        return new LogReader(this, logForReading(request.log()), request);
+    }
+
+    // ---------------------------------------------------------------------------------------------------- sealing
+
+    @Override
+    public SealReport sealThrough(String log, Instant from, Instant through) throws BagStoreException {
+        ensureOpen();
+        if (from == null || through == null) {
+            throw new IllegalArgumentException("sealThrough needs both ends of the range; got from=" + from + ", through="
+                    + through);
+        }
+        return sealRange(logForWriting(log), micros(from), micros(through));
+    }
+
+    private SealReport sealRange(LogHandle h, long from, long through) throws BagStoreException {
+        LogGeometry g = h.geometry();
+        if (through <= from) {
+            return new SealReport(h.name(), List.of());
+        }
+        long first = g.bucketOf(Math.max(from, LogGeometry.MIN_MICROS));
+        long last = g.bucketOf(Math.min(through, LogGeometry.MAX_MICROS) - 1);
+        long count = (last - first) / g.widthMicros() + 1;
+        if (count > 1_000_000) {
+            throw new IllegalArgumentException("sealing " + count + " buckets of log '" + h.name() + "' at once is "
+                    + "refused (more than a million): seal a shorter range");
+        }
+        long now = time.nowMicros();
+        if (now < g.dueAt(last)) {
+            throw new BucketNotDueException(Micros.toInstant(g.dueAt(last)), "bucket " + h.bucketPath(last) + " of log '"
+                    + h.name() + "' ends at " + Micros.toInstant(g.end(last)) + " and may be sealed only from "
+                    + Micros.toInstant(g.dueAt(last)) + " (end plus grace); this clock reads " + Micros.toInstant(now)
+                    + ". Nothing was sealed: retry then");
+        }
+        List<SealReport.BucketSeal> out = new ArrayList<>();
+        for (long b = first; b <= last; b += g.widthMicros()) {
+            Sealer.Result r = sealer.seal(h, b, true, null);
+            out.add(new SealReport.BucketSeal(Micros.toInstant(b), h.bucketPath(b), r.outcome(), r.lock().files().size(),
+                    r.lock().totalBytes()));
+        }
+        return new SealReport(h.name(), out);
+    }
+
+    @Override
+    public Instant successorWritableFrom(String log, Instant predecessorDeadline) throws BagStoreException {
+        ensureOpen();
+        return Micros.toInstant(successorWritableFrom(logForWriting(log).geometry(), micros(predecessorDeadline)));
+    }
+
+    private static long successorWritableFrom(LogGeometry g, long deadline) {
+        return g.end(g.bucketOf(deadline - 1)) + g.graceMicros() + g.errorMicros();
+    }
+
+    @Override
+    public SealReport sealForSuccessor(String log, Instant predecessorDeadline) throws BagStoreException {
+        ensureOpen();
+        LogHandle h = logForWriting(log);
+        return sealForSuccessor(h, micros(predecessorDeadline));
+    }
+
+    private SealReport sealForSuccessor(LogHandle h, long deadline) throws BagStoreException {
+        LogGeometry g = h.geometry();
+        long from = deadline - Micros.of(config.maxLeaseDuration()) - g.graceMicros() - g.errorMicros();
+        SealReport r = sealRange(h, from, deadline);
+        synchronized (successorSealed) {
+            successorSealed.add(h.name() + "@" + deadline);
+        }
+        return r;
+    }
+
+    private void ensureSealedForSuccessor(LogHandle h, long deadline) throws BagStoreException {
+        synchronized (successorSealed) {
+            if (successorSealed.contains(h.name() + "@" + deadline)) {
+                return;
+            }
+        }
+        SealReport r = sealForSuccessor(h, deadline);
+        LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2004 sealed {0} buckets of log ''{1}'' for the successor of a lease "
+                + "that expired at {2}", r.buckets().size(), h.name(), Micros.toInstant(deadline));
+    }
+
+    // ---------------------------------------------------------------------------------------------------- close
+
+    @Override
+    public void close() {
+        synchronized (logCreation) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        if (metronome != null) {
+            metronome.close();
+        }
+        for (Appender a : appenders.values()) {
+            a.close();
+        }
+        writerLock.close();
+        if (ownedTime != null) {
+            ownedTime.close();
+        }
+        LOG.log(System.Logger.Level.INFO, "LEASEHOLD-2002 bag store at {0} (writer {1}) closed", config.root(), writerId);
+    }
+}

@@ -1,0 +1,251 @@
+package org.leasehold.store;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+
+import org.leasehold.bag.BagStoreException;
+import org.leasehold.bag.CorruptRecordException;
+import org.leasehold.bag.ReadProblem;
+import org.leasehold.bag.StoreUnavailableException;
+import org.leasehold.bag.UnsupportedFormatVersionException;
+import org.leasehold.store.format.FormatException;
+import org.leasehold.store.format.Frames;
+
+/**
+ * Reads the frames of one data file sequentially, up to a limit (the lock file's size for a sealed bucket, the size
+ * at open for an unsealed one), through one buffer that grows only for a frame larger than it. Verifies every frame
+ * (header, checksum, timestamp inside the bucket and never decreasing) and tells torn tails from corruption: a frame
+ * that is incomplete, zero-filled, or fails its checksum as the last thing before the limit is a torn tail (a write
+ * that was never acknowledged) and ends the file quietly; anything else that fails is corruption.
+ */
+final class FileCursor {
+    static final int BUFFER = 64 << 10;
+
+    final Names.DataFileName name;
+    private final LogReader.BucketContext bucket;
+    private final FileChannel ch;
+    private final long limit;
+    private byte[] buf;
+    private long bufFileOffset;
+    private int bufEnd;
+    private long pos;
+    private long prevT = Long.MIN_VALUE;
+
+    /** The leases of this file's last decoded frame, shared while they repeat. */
+    final Frames.LeaseCache leases = new Frames.LeaseCache();
+    long t;
+    long frameOffset;
+    int frameLength;
+    int frameAt;
+
+    FileCursor(Names.DataFileName name, LogReader.BucketContext bucket, FileChannel ch, long limit, int bufferSize) {
+        this.name = name;
+        this.bucket = bucket;
+        this.ch = ch;
+        this.limit = limit;
+        this.buf = new byte[bufferSize];
+    }
+
+    /** The buffer holding the current frame at {@link #frameAt}. */
+    byte[] frameBytes() {
+        return buf;
+    }
+
+    /** Moves to the next valid frame; false at the end of the file (or of what can be read of it). */
+    boolean advance() throws BagStoreException {
+        try {
+            while (true) {
+                Boolean r = step();
+                if (r != null) {
+                    return r;
+                }
+            }
+        } catch (IOException e) {
+            throw new StoreUnavailableException("reading data file " + name.name() + " of " + bucket.describe()
+                    + " failed at offset " + pos + ": " + IoErrors.describe(e) + "; " + IoErrors.advice(e), e);
+        }
+    }
+
+    /** One frame: true if found, false at the end, null if a corrupt frame was skipped and the next should be tried. */
+    private Boolean step() throws BagStoreException, IOException {
+        long remaining = limit - pos;
+        if (remaining <= 0) {
+            return false;
+        }
+        if (remaining < Frames.HEADER) {
+            if (ensure((int) remaining)) {
+                torn("only " + remaining + " bytes remain: an incomplete frame header");
+            }
+            return false;
+        }
+        if (!ensure(Frames.HEADER)) {
+            return false;
+        }
+        int at = (int) (pos - bufFileOffset);
+        int length;
+        try {
+            length = Frames.checkHeader(buf, at, pos, bucket.maxFrame());
+        } catch (FormatException e) {
+            if (e.version() != 0) {
+                unsupported(e.version(), e.getMessage());
+            } else if (zerosUntilLimit()) {
+                torn("the rest of the file is zero bytes (space allocated by a write that never completed)");
+            } else {
+                corrupt(pos, e.getMessage());
+            }
+            return false;
+        }
+        if (length > remaining) {
+            torn("a frame of " + length + " bytes, but only " + remaining + " remain");
+            return false;
+        }
+        if (!ensure(length)) {
+            return false;
+        }
+        at = (int) (pos - bufFileOffset);
+        if (!Frames.checksumMatches(buf, at, length)) {
+            if (pos + length == limit) {
+                torn("the last frame (" + length + " bytes) fails its checksum");
+                return false;
+            }
+            // The header is sound, so the next frame's place is known: skip just this one if allowed.
+            corruptFrame(pos, length, "the frame (" + length + " bytes) fails its CRC32C checksum");
+            pos += length;
+            return null;
+        }
+        long ts = Frames.getLong(buf, at + Frames.HEADER);
+        if (ts < bucket.start() || ts >= bucket.end()) {
+            corruptFrame(pos, length, "the frame's timestamp " + ts + " µs lies outside the bucket [" + bucket.start()
+                    + ", " + bucket.end() + ")");
+            pos += length;
+            return null;
+        }
+        if (ts < prevT) {
+            corruptFrame(pos, length, "the frame's timestamp " + ts + " µs is below the previous frame's " + prevT
+                    + " µs (a data file is in timestamp order)");
+            pos += length;
+            return null;
+        }
+        t = ts;
+        prevT = ts;
+        frameOffset = pos;
+        frameLength = length;
+        frameAt = at;
+        pos += length;
+        return true;
+    }
+
+    /**
+     * Makes {@code n} bytes from {@link #pos} available in the buffer; false if the file ends first (shorter than its
+     * limit), which is reported.
+     */
+    private boolean ensure(int n) throws IOException, BagStoreException {
+        long have = bufFileOffset + bufEnd - pos;
+        if (have >= n) {
+            return true;
+        }
+        int keep = (int) have;
+        int from = (int) (pos - bufFileOffset);
+        if (n > buf.length) {
+            byte[] bigger = new byte[Math.max(n, buf.length)];
+            System.arraycopy(buf, from, bigger, 0, keep);
+            buf = bigger;
+        } else if (from > 0) {
+            System.arraycopy(buf, from, buf, 0, keep);
+        }
+        bufFileOffset = pos;
+        bufEnd = keep;
+        while (bufEnd < n) {
+            long fileAt = bufFileOffset + bufEnd;
+            int want = (int) Math.min(buf.length - bufEnd, limit - fileAt);
+            int r = ch.read(ByteBuffer.wrap(buf, bufEnd, want), fileAt);
+            if (r < 0) {
+                shortFile(fileAt);
+                return false;
+            }
+            bufEnd += r;
+        }
+        return true;
+    }
+
+    /** True if every byte from {@link #pos} to the limit is zero. */
+    private boolean zerosUntilLimit() throws IOException, BagStoreException {
+        long start = pos;
+        try {
+            long p = pos;
+            while (p < limit) {
+                int n = (int) Math.min(BUFFER, limit - p);
+                pos = p;
+                if (!ensure(n)) {
+                    return false;
+                }
+                int at = (int) (p - bufFileOffset);
+                for (int i = 0; i < n; i++) {
+                    if (buf[at + i] != 0) {
+                        return false;
+                    }
+                }
+                p += n;
+            }
+            return true;
+        } finally {
+            pos = start;
+        }
+    }
+
+    private void torn(String detail) {
+        bucket.torn(name.name(), pos, detail);
+    }
+
+    private void corrupt(long offset, String detail) throws BagStoreException {
+        String msg = "corrupt record in log '" + bucket.log() + "', bucket " + bucket.path() + ", data file "
+                + name.name() + " at offset " + offset + ": " + detail + ". Restore the file from a replica or backup, "
+                + "or read with skippingUnreadable() to skip the rest of this file and get a report";
+        if (bucket.skip()) {
+            bucket.problem(new ReadProblem(ReadProblem.Kind.CORRUPT_RECORD, bucket.log(), bucket.path(), name.name(),
+                    offset, detail + "; the rest of the file was skipped"));
+            return;
+        }
+        throw new CorruptRecordException(bucket.log(), bucket.path(), name.name(), offset, msg);
+    }
+
+    /** A corrupt frame whose length is trustworthy: reported and skipped alone, or thrown. */
+    private void corruptFrame(long offset, int length, String detail) throws BagStoreException {
+        if (bucket.skip()) {
+            bucket.problem(new ReadProblem(ReadProblem.Kind.CORRUPT_RECORD, bucket.log(), bucket.path(), name.name(),
+                    offset, detail + "; this frame (" + length + " bytes) was skipped"));
+            return;
+        }
+        corrupt(offset, detail);
+    }
+
+    private void unsupported(int version, String detail) throws BagStoreException {
+        String msg = "record in log '" + bucket.log() + "', bucket " + bucket.path() + ", data file " + name.name()
+                + " at offset " + pos + " is in " + detail + ": it was written by a newer Leasehold; upgrade this reader "
+                + "(or read with skippingUnreadable() to skip the rest of this file and get a report)";
+        if (bucket.skip()) {
+            bucket.problem(new ReadProblem(ReadProblem.Kind.UNSUPPORTED_VERSION, bucket.log(), bucket.path(),
+                    name.name(), pos, detail + "; the rest of the file was skipped"));
+            return;
+        }
+        throw new UnsupportedFormatVersionException(bucket.log(), bucket.path(), name.name(), pos, version, msg);
+    }
+
+    private void shortFile(long at) throws BagStoreException {
+        if (!bucket.sealed()) {
+            return;
+        }
+        corrupt(at, "the file ends at " + at + " bytes but the bucket's lock file lists " + limit
+                + ": acknowledged bytes are missing (lost in a machine crash under a flush policy other than "
+                + "every-batch, or the file was truncated)");
+    }
+
+    void close() {
+        try {
+            ch.close();
+        } catch (IOException e) {
+            // Read-only channel; nothing to lose.
+        }
+    }
+}

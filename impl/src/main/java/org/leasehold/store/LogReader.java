@@ -1,0 +1,334 @@
+package org.leasehold.store;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.Set;
+import java.util.function.Predicate;
+
+import org.leasehold.bag.BagStoreException;
+import org.leasehold.bag.CorruptRecordException;
+import org.leasehold.bag.Message;
+import org.leasehold.bag.MessageStream;
+import org.leasehold.bag.ReadProblem;
+import org.leasehold.bag.ReadRequest;
+import org.leasehold.bag.StampedLease;
+import org.leasehold.bag.StoreUnavailableException;
+import org.leasehold.store.format.FormatException;
+import org.leasehold.store.format.Frames;
+import org.leasehold.store.format.LockFile;
+import org.leasehold.store.fs.NfsSafeFiles;
+import org.leasehold.time.Micros;
+
+/**
+ * An ordered, streaming read of one log: buckets in time order; inside a bucket, a k-way merge of its data files
+ * (each in timestamp order) by {@code (timestamp, writer, sequence)}, each file read sequentially through its own
+ * buffer. A sealed bucket is read exactly to the sizes its lock file lists (bytes past them are refused late writes
+ * and are never read); an unsealed one to each file's size when the bucket is opened, its messages tentative.
+ */
+final class LogReader implements MessageStream {
+    private static final Comparator<FileCursor> ORDER = (a, b) -> {
+        int c = Long.compare(a.t, b.t);
+        return c != 0 ? c : a.name.compareTo(b.name);
+    };
+    /** Total buffer budget per bucket; each file gets a share, at least 8 KiB. */
+    private static final int BUCKET_BUFFER_BUDGET = 16 << 20;
+
+    private final FileBagStore store;
+    private final NfsSafeFiles fs;
+    private final LogHandle log;
+    private final ReadRequest request;
+    private final long from;
+    private final long to;
+    private final BucketWalker walker;
+    private final PriorityQueue<FileCursor> heap = new PriorityQueue<>(ORDER);
+    private final ArrayDeque<Message> pending = new ArrayDeque<>();
+    private final List<ReadProblem> problems = new ArrayList<>();
+    private final Predicate<List<StampedLease>> leaseFilter;
+    private BucketContext current;
+    private boolean closed;
+
+    LogReader(FileBagStore store, LogHandle log, ReadRequest request) throws BagStoreException {
+        this.store = store;
+        this.fs = store.files();
+        this.log = log;
+        this.request = request;
+        this.from = request.from() == null ? LogGeometry.MIN_MICROS : Micros.of(request.from());
+        this.to = request.to() == null ? LogGeometry.MAX_MICROS : Micros.of(request.to());
+        Set<String> names = request.leaseNames();
+        this.leaseFilter = names.isEmpty() ? null : leases -> {
+            for (StampedLease l : leases) {
+                if (names.contains(l.name())) {
+                    return true;
+                }
+            }
+            return false;
+        };
+        try {
+            this.walker = new BucketWalker(fs, log.dir(), log.geometry().widthMicros(), from, to);
+        } catch (IOException e) {
+            throw unavailable("listing log '" + log.name() + "'", e);
+        }
+    }
+
+    /** The bucket being merged: names, limits and how problems are handled. */
+    final class BucketContext {
+        private final long start;
+        private final String path;
+        private final boolean sealed;
+        private final Instant startInstant;
+
+        BucketContext(long start, boolean sealed) {
+            this.start = start;
+            this.path = log.bucketPath(start);
+            this.sealed = sealed;
+            this.startInstant = Micros.toInstant(start);
+        }
+
+        long start() {
+            return start;
+        }
+
+        long end() {
+            return start + log.geometry().widthMicros();
+        }
+
+        String path() {
+            return path;
+        }
+
+        String log() {
+            return log.name();
+        }
+
+        boolean sealed() {
+            return sealed;
+        }
+
+        boolean skip() {
+            return request.skipUnreadable();
+        }
+
+        int maxFrame() {
+            return org.leasehold.store.BagStoreConfig.FRAME_LIMIT;
+        }
+
+        String describe() {
+            return "bucket " + path + " of log '" + log.name() + "'";
+        }
+
+        void torn(String file, long offset, String detail) {
+            if (sealed) {
+                problems.add(new ReadProblem(ReadProblem.Kind.TORN_TAIL, log.name(), path, file, offset, detail
+                        + "; dropped (a write that was never acknowledged)"));
+            }
+        }
+
+        void problem(ReadProblem p) {
+            problems.add(p);
+        }
+    }
+
+    @Override
+    public Message next() throws BagStoreException {
+        if (closed) {
+            throw new IllegalStateException("the message stream is closed");
+        }
+        while (true) {
+            Message m = pending.poll();
+            if (m != null) {
+                return m;
+            }
+            FileCursor c = heap.poll();
+            if (c == null) {
+                if (!openNextBucket()) {
+                    return null;
+                }
+                continue;
+            }
+            emit(c);
+            if (c.advance()) {
+                heap.add(c);
+            } else {
+                c.close();
+            }
+        }
+    }
+
+    private void emit(FileCursor c) throws BagStoreException {
+        if (c.t < from || c.t >= to) {
+            return;
+        }
+        Frames.Body body;
+        try {
+            body = Frames.decode(c.frameBytes(), c.frameAt, c.frameLength, c.frameOffset, leaseFilter, c.leases);
+        } catch (FormatException e) {
+            String detail = e.getMessage();
+            if (request.skipUnreadable()) {
+                problems.add(new ReadProblem(ReadProblem.Kind.CORRUPT_RECORD, log.name(), current.path, c.name.name(),
+                        c.frameOffset, detail + "; the frame was skipped"));
+                return;
+            }
+            throw new CorruptRecordException(log.name(), current.path, c.name.name(), c.frameOffset, "corrupt record in "
+                    + "log '" + log.name() + "', bucket " + current.path + ", data file " + c.name.name() + " at offset "
+                    + c.frameOffset + ": " + detail + " (its checksum matches, so it was written this way). Read with "
+                    + "skippingUnreadable() to skip it and get a report");
+        }
+        if (body == null) {
+            return;
+        }
+        Instant ts = Micros.toInstant(body.timestamp());
+        byte[][] payloads = body.payloads();
+        for (int i = 0; i < payloads.length; i++) {
+            pending.add(new Message(log.name(), current.startInstant, c.name.writer(), c.name.name(), c.frameOffset, i,
+                    ts, body.leases(), payloads[i], !current.sealed));
+        }
+    }
+
+    /** Opens the next bucket in range; false at the end. */
+    private boolean openNextBucket() throws BagStoreException {
+        closeCursors();
+        while (true) {
+            long start;
+            try {
+                start = walker.next();
+            } catch (IOException e) {
+                throw unavailable("listing log '" + log.name() + "'", e);
+            }
+            if (start < 0) {
+                return false;
+            }
+            Path dir = log.bucketDir(start);
+            List<String> names;
+            try {
+                names = fs.list(dir);
+            } catch (NoSuchFileException e) {
+                continue;
+            } catch (IOException e) {
+                throw unavailable("listing bucket " + log.bucketPath(start) + " of log '" + log.name() + "'", e);
+            }
+            boolean sealed = names.contains(Names.LOCK);
+            if (!sealed && !request.includeUnsealed()) {
+                continue;
+            }
+            current = new BucketContext(start, sealed);
+            List<FileCursor> cursors = sealed ? openSealed(start, dir) : openUnsealed(dir, names);
+            for (FileCursor c : cursors) {
+                if (c.advance()) {
+                    heap.add(c);
+                } else {
+                    c.close();
+                }
+            }
+            return true;
+        }
+    }
+
+    private List<FileCursor> openSealed(long start, Path dir) throws BagStoreException {
+        LockFile lf;
+        try {
+            lf = store.sealer().readLock(log, start);
+        } catch (IOException e) {
+            throw unavailable("reading the lock file of bucket " + log.bucketPath(start) + " of log '" + log.name() + "'",
+                    e);
+        }
+        List<FileCursor> cursors = new ArrayList<>(lf.files().size());
+        int bufferSize = bufferSize(lf.files().size());
+        try {
+            for (LockFile.Entry e : lf.files()) {
+                Names.DataFileName n = Names.parseDataFile(e.name());
+                if (n == null) {
+                    throw new CorruptRecordException(log.name(), current.path, Names.LOCK, 0, "the lock file of bucket "
+                            + current.path + " of log '" + log.name() + "' lists '" + e.name() + "', which is not a data "
+                            + "file name; restore the lock file from a replica or backup");
+                }
+                if (e.size() == 0) {
+                    continue;
+                }
+                FileChannel ch;
+                try {
+                    ch = fs.openForRead(dir.resolve(e.name()));
+                } catch (NoSuchFileException ex) {
+                    throw new CorruptRecordException(log.name(), current.path, e.name(), 0, "data file " + e.name()
+                            + " of bucket " + current.path + " of log '" + log.name() + "' is listed in the lock file ("
+                            + e.size() + " bytes) but does not exist: it was deleted or renamed; restore it from a "
+                            + "replica or backup");
+                } catch (IOException ex) {
+                    throw unavailable("opening data file " + e.name() + " of bucket " + current.path, ex);
+                }
+                cursors.add(new FileCursor(n, current, ch, e.size(), bufferSize));
+            }
+        } catch (BagStoreException e) {
+            for (FileCursor c : cursors) {
+                c.close();
+            }
+            throw e;
+        }
+        return cursors;
+    }
+
+    private List<FileCursor> openUnsealed(Path dir, List<String> names) throws BagStoreException {
+        List<Names.DataFileName> files = new ArrayList<>();
+        for (String n : names) {
+            Names.DataFileName d = Names.parseDataFile(n);
+            if (d != null) {
+                files.add(d);
+            }
+        }
+        List<FileCursor> cursors = new ArrayList<>(files.size());
+        int bufferSize = bufferSize(files.size());
+        for (Names.DataFileName n : files) {
+            try {
+                FileChannel ch = fs.openForRead(dir.resolve(n.name()));
+                long size = ch.size();
+                cursors.add(new FileCursor(n, current, ch, size, bufferSize));
+            } catch (NoSuchFileException e) {
+                // Listed a moment ago; the store never deletes, so something else did. Nothing to read.
+            } catch (IOException e) {
+                for (FileCursor c : cursors) {
+                    c.close();
+                }
+                throw unavailable("opening data file " + n.name() + " of bucket " + current.path, e);
+            }
+        }
+        return cursors;
+    }
+
+    private static int bufferSize(int files) {
+        return Math.max(8 << 10, Math.min(FileCursor.BUFFER, BUCKET_BUFFER_BUDGET / Math.max(1, files)));
+    }
+
+    private StoreUnavailableException unavailable(String what, IOException e) {
+        return new StoreUnavailableException(what + " under " + log.dir() + " failed: " + IoErrors.describe(e) + "; "
+                + IoErrors.advice(e), e);
+    }
+
+    @Override
+    public List<ReadProblem> problems() {
+        return Collections.unmodifiableList(new ArrayList<>(problems));
+    }
+
+    private void closeCursors() {
+        FileCursor c;
+        while ((c = heap.poll()) != null) {
+            c.close();
+        }
+    }
+
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            closeCursors();
+            pending.clear();
+        }
+    }
+}

@@ -1,0 +1,110 @@
+package org.leasehold.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.leasehold.store.StoreFixture.T0;
+import static org.leasehold.store.StoreFixture.config;
+import static org.leasehold.store.StoreFixture.freshDir;
+import static org.leasehold.store.StoreFixture.lease;
+import static org.leasehold.store.StoreFixture.req;
+import static org.leasehold.store.StoreFixture.texts;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+
+import org.junit.jupiter.api.Test;
+import org.leasehold.bag.BucketSealedException;
+import org.leasehold.bag.LeaseStamp;
+import org.leasehold.bag.ReadRequest;
+import org.leasehold.store.fs.PolicedFileSystem;
+import org.leasehold.time.ManualTimeSource;
+
+/**
+ * Invariant 8: the store uses only NFS-safe operations. The whole store (appends in several buckets, group commit,
+ * a new data file after a timestamp goes back, late writes, sealing by the metronome and by hand, a successor's
+ * sealing of missing buckets, reads of sealed and unsealed buckets, the interval flush policy's re-opens) runs over a
+ * file system that records every call and refuses anything outside the allowed list.
+ */
+class NfsSafeOperationsTest {
+    private static final Set<String> ALLOWED = Set.of("LIST", "MKDIR", "CREATE_NEW", "LINK", "OPEN_WRITE", "OPEN_READ",
+            "CHMOD");
+
+    @Test
+    void thePolicedFileSystemRefusesWhatTheStoreMustNeverDo() throws Exception {
+        Path real = freshDir("nfs-police-self-test");
+        Files.writeString(real.resolve("a"), "x");
+        PolicedFileSystem fs = new PolicedFileSystem(false);
+        Path a = fs.wrap(real.resolve("a"));
+        Path b = fs.wrap(real.resolve("b"));
+        assertThrows(UnsupportedOperationException.class, () -> Files.move(a, b), "rename");
+        assertThrows(UnsupportedOperationException.class, () -> Files.move(a, b, StandardCopyOption.ATOMIC_MOVE));
+        assertThrows(UnsupportedOperationException.class, () -> Files.move(a, b, StandardCopyOption.REPLACE_EXISTING));
+        assertThrows(UnsupportedOperationException.class, () -> Files.copy(a, b), "copy");
+        assertThrows(UnsupportedOperationException.class, () -> Files.delete(a), "delete");
+        assertThrows(UnsupportedOperationException.class, () -> Files.deleteIfExists(a));
+        assertThrows(UnsupportedOperationException.class, () -> Files.exists(a), "stat-based existence check");
+        assertThrows(UnsupportedOperationException.class, () -> Files.size(a), "stat without open");
+        assertThrows(UnsupportedOperationException.class, () -> Files.newByteChannel(a, StandardOpenOption.WRITE,
+                StandardOpenOption.TRUNCATE_EXISTING), "truncate");
+        assertThrows(UnsupportedOperationException.class, () -> Files.newByteChannel(b, StandardOpenOption.WRITE,
+                StandardOpenOption.CREATE), "create without O_EXCL replaces nothing but is not in the list");
+        assertThrows(UnsupportedOperationException.class, () -> Files.writeString(a, "y"), "write with truncate");
+        assertThrows(UnsupportedOperationException.class, () -> Files.createSymbolicLink(b, a));
+        assertEquals(12, fs.violations().size(), fs.violations().toString());
+        assertEquals("x", Files.readString(real.resolve("a")), "nothing was changed");
+    }
+
+    @Test
+    void theStoreUsesOnlyTheAllowedOperations() throws Exception {
+        Path real = freshDir("nfs-safe-store");
+        PolicedFileSystem fs = new PolicedFileSystem(false);
+        Path root = fs.wrap(real);
+        ManualTimeSource time = StoreFixture.clock();
+        ScriptedHooks hooks = new ScriptedHooks();
+        try (FileBagStore store = FileBagStore.open(config(root).metronome(true).build(), time, hooks);
+                FileBagStore other = FileBagStore.open(config(root).flushPolicy(FlushPolicy.interval(
+                        Duration.ofMillis(100))).build(), time)) {
+            LeaseStamp l = lease("acct/1", 1);
+            for (int i = 0; i < 5; i++) {
+                store.append(req("log", List.of(l), "a" + i));
+                other.append(req("log", List.of(l), "b" + i));
+                time.advance(Duration.ofMillis(300));
+            }
+            store.append(req("log", List.of(l), "back in time").at(T0.plusMillis(1_400)));
+            time.advance(Duration.ofMillis(200));
+            texts(store, ReadRequest.all("log"));
+            // A late write finding its bucket sealed meanwhile.
+            hooks.beforeWrite.set(() -> {
+                time.set(T0.plusMillis(4_200));
+                try {
+                    other.sealThrough("log", T0.plusSeconds(1), T0.plusSeconds(1).plusMillis(1));
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            assertThrows(BucketSealedException.class, () -> store.append(req("log", List.of(l), "late")
+                    .at(T0.plusMillis(1_900))));
+            time.set(T0.plusSeconds(8));
+            store.runMetronome();
+            other.sealThrough("log", T0, T0.plusSeconds(3));
+            Instant deadline = T0.plusSeconds(4);
+            other.sealForSuccessor("log", deadline);
+            List<String> got = texts(store, ReadRequest.all("log"));
+            assertEquals(11, got.size(), got.toString());
+        }
+        assertEquals(List.of(), fs.violations(), "refused operations");
+        Set<String> kinds = fs.kinds();
+        assertTrue(ALLOWED.containsAll(kinds), "operations outside the allowed list: " + kinds);
+        assertEquals(ALLOWED, kinds, "the scenario exercised every allowed operation");
+        for (String op : fs.operations()) {
+            assertTrue(op.contains(real.toString()), "every call went to the store's root: " + op);
+        }
+    }
+}

@@ -1,0 +1,121 @@
+package org.leasehold.store;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.leasehold.bag.AppendRequest;
+import org.leasehold.bag.BagStoreException;
+import org.leasehold.bag.LeaseStamp;
+import org.leasehold.bag.Message;
+import org.leasehold.bag.MessageStream;
+import org.leasehold.bag.ReadRequest;
+import org.leasehold.time.ManualTimeSource;
+
+/** Shared helpers: fresh directories under {@code target/store-tests}, configurations, leases and reads. */
+final class StoreFixture {
+    /** A bucket boundary, far from minute and hour edges. */
+    static final Instant T0 = Instant.parse("2026-11-22T02:43:10Z");
+    static final Path BASE = Paths.get("target", "store-tests").toAbsolutePath();
+    static final Path LOCKS = BASE.resolve("writer-locks");
+
+    private StoreFixture() {
+    }
+
+    /** An empty directory {@code target/store-tests/<name>}. */
+    static Path freshDir(String name) throws IOException {
+        Path d = BASE.resolve(name);
+        deleteTree(d);
+        Files.createDirectories(d);
+        return d;
+    }
+
+    /** Deletes a tree (test cleanup only; the store itself never deletes). */
+    static void deleteTree(Path d) throws IOException {
+        if (!Files.exists(d)) {
+            return;
+        }
+        Files.walkFileTree(d, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                Files.delete(file);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path dir, IOException exc) throws IOException {
+                Files.delete(dir);
+                return FileVisitResult.CONTINUE;
+            }
+        });
+    }
+
+    /** Defaults (1 s buckets, 2 s grace, 500 ms clock error), no metronome, local locks under target. */
+    static BagStoreConfig.Builder config(Path root) {
+        return BagStoreConfig.builder(root).localLockDir(LOCKS).metronome(false);
+    }
+
+    static ManualTimeSource clock() {
+        return new ManualTimeSource(T0);
+    }
+
+    /** A lease stamp with an explicit window, writable from the epoch. */
+    static LeaseStamp lease(String name, long generation, Instant floor, Instant deadline) {
+        return new LeaseStamp(name, generation, floor, deadline, Instant.EPOCH, null, null);
+    }
+
+    /** A lease stamp valid for a minute around {@code T0}. */
+    static LeaseStamp lease(String name, long generation) {
+        return lease(name, generation, T0.minusSeconds(60), T0.plusSeconds(60));
+    }
+
+    static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    static String text(Message m) {
+        return new String(m.payload(), StandardCharsets.UTF_8);
+    }
+
+    static AppendRequest req(String log, List<LeaseStamp> leases, String... payloads) {
+        byte[][] b = new byte[payloads.length][];
+        for (int i = 0; i < payloads.length; i++) {
+            b[i] = bytes(payloads[i]);
+        }
+        return AppendRequest.of(log, leases, b);
+    }
+
+    /** Every message of a read. */
+    static List<Message> readAll(FileBagStore store, ReadRequest r) throws BagStoreException {
+        List<Message> out = new ArrayList<>();
+        try (MessageStream s = store.read(r)) {
+            Message m;
+            while ((m = s.next()) != null) {
+                out.add(m);
+            }
+        }
+        return out;
+    }
+
+    /** The payload texts of a read. */
+    static List<String> texts(FileBagStore store, ReadRequest r) throws BagStoreException {
+        List<String> out = new ArrayList<>();
+        for (Message m : readAll(store, r)) {
+            out.add(text(m));
+        }
+        return out;
+    }
+
+    static Duration ms(long v) {
+        return Duration.ofMillis(v);
+    }
+}

@@ -73,6 +73,9 @@ public final class EmbeddedLeaseService implements LeaseService {
     private final long idleRetention;
     private final TimeSource.Timer sweeper;
     private volatile boolean closed;
+    /** No grant, renewal or upgrade at or after this instant (micros) unless it is moved; see {@link #fenceAt}. */
+    private volatile long fence = Long.MAX_VALUE;
+    private volatile String fenceReason = "";
 
     /** Starts an engine with {@code config} on {@code time}; it grants from {@code now + quiet period}. */
     public EmbeddedLeaseService(EngineConfig config, TimeSource time) {
@@ -104,6 +107,16 @@ public final class EmbeddedLeaseService implements LeaseService {
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-1001 lease service {0} started: quiet period until {1} "
                 + "(max lease {2}, grace {3}, {4} shards)", serviceId, availableFromInstant, config.maxLeaseDuration(),
                 config.grace(), shards.length);
+    }
+
+    /**
+     * Fences the engine: from {@code until} on it grants, renews and upgrades nothing, until this is called again
+     * with a later instant. The owner of an embedded engine moves the fence forward each time it confirms that it
+     * still owns its log; an owner that stops confirming (paused, cut off) stops granting by itself.
+     */
+    public void fenceAt(Instant until, String reason) {
+        fenceReason = reason;
+        fence = Micros.of(until);
     }
 
     /** An engine with the default settings on {@code time}. */
@@ -200,7 +213,7 @@ public final class EmbeddedLeaseService implements LeaseService {
         s.lock.lock();
         try {
             long now = time.nowMicros();
-            if (closed || now < availableFrom) {
+            if (closed || now < availableFrom || now >= fence) {
                 return null;
             }
             long deadline;
@@ -298,6 +311,7 @@ public final class EmbeddedLeaseService implements LeaseService {
         try {
             long now = time.nowMicros();
             ensureOpen();
+            ensureUnfenced(now);
             stamp(w, now);
             boolean mayWait = w.waitUntil > now;
             if (now < availableFrom) {
@@ -421,7 +435,9 @@ public final class EmbeddedLeaseService implements LeaseService {
         try {
             long now = time.nowMicros();
             if (reason != null && !closed) {
-                if (now < availableFrom) {
+                if (now >= fence) {
+                    failure = fenced(now);
+                } else if (now < availableFrom) {
                     failure = unavailable(now);
                 } else {
                     NameState[] states = states(w, now);
@@ -518,7 +534,7 @@ public final class EmbeddedLeaseService implements LeaseService {
                 return new Outcome(null, null, null);
             }
             long now = time.nowMicros();
-            if (now < availableFrom || closed) {
+            if (now < availableFrom || closed || now >= fence) {
                 return null;
             }
             NameState[] states = states(w, now);
@@ -906,6 +922,7 @@ public final class EmbeddedLeaseService implements LeaseService {
         try {
             long now = time.nowMicros();
             ensureOpen();
+            ensureUnfenced(now);
             Holding h = find(lease, now);
             if (h.kind == LeaseKind.FULL && deadline == null) {
                 return h.lease;
@@ -933,6 +950,7 @@ public final class EmbeddedLeaseService implements LeaseService {
         try {
             long now = time.nowMicros();
             ensureOpen();
+            ensureUnfenced(now);
             Holding h = find(lease, now);
             long newDeadline = newDeadline(h, deadline, now);
             h.deadline = newDeadline;
@@ -1188,6 +1206,17 @@ public final class EmbeddedLeaseService implements LeaseService {
         if (closed) {
             throw new LeaseServiceUnavailableException(null, "the lease service " + serviceId + " is closed");
         }
+    }
+
+    private void ensureUnfenced(long now) throws LeaseServiceUnavailableException {
+        if (now >= fence) {
+            throw fenced(now);
+        }
+    }
+
+    private LeaseServiceUnavailableException fenced(long now) {
+        return new LeaseServiceUnavailableException(null, "the lease service " + serviceId + " grants, renews and "
+                + "upgrades nothing since " + Micros.toInstant(fence) + ": " + fenceReason);
     }
 
     private LeaseServiceUnavailableException unavailable(long now) {

@@ -1,0 +1,6 @@
+/**
+ * CDI and EJB integration: {@link org.leasehold.inject.Leased @Leased} declares the leases a method needs, computed
+ * from its arguments; an interceptor (in the {@code leasehold-cdi} jar that applications bundle) takes them for the
+ * current transaction, and an injected {@link org.leasehold.connector.LeaseLog} appends under them.
+ */
+package org.leasehold.inject;

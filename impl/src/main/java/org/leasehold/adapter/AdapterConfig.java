@@ -1,0 +1,159 @@
+package org.leasehold.adapter;
+
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+
+import org.leasehold.engine.EngineConfig;
+import org.leasehold.store.FlushPolicy;
+import org.leasehold.store.Names;
+
+/**
+ * The settings of one connection definition, as given by the managed connection factory's config properties, checked
+ * once. Two factories with equal settings share one runtime (lease service, bag store, journal).
+ *
+ * @param bagStoreRoot          root directory of the bag store (must exist and be writable)
+ * @param log                   the log connections append to
+ * @param leaseService          {@code embedded}, or {@code remote:<host:port>[,<host:port>...]} once the lease server
+ *                              is configured
+ * @param maxLease              maximum lease duration
+ * @param grace                 grace after a bucket's end (and after an unrelinquished expiry)
+ * @param maxClockError         bound on clock error between processes
+ * @param bucketWidth           width of a time bucket
+ * @param flushPolicy           when data files are forced
+ * @param writerId              the writer identity, or null for {@code <host>-<instance>}
+ * @param processId             the lease holder identity's process part, or null for the writer identity
+ * @param defaultWait           how long an acquire waits unless told otherwise
+ * @param maxNamesPerUnit       the most lease names one unit of work (transaction or connection) may hold
+ * @param minTimeLeftAtPrepare  prepare votes rollback when a lease has less than this left
+ * @param ownerTtl              embedded mode: how long the log's ownership survives without a heartbeat
+ */
+record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duration maxLease, Duration grace,
+        Duration maxClockError, Duration bucketWidth, FlushPolicy flushPolicy, String writerId, String processId,
+        Duration defaultWait, int maxNamesPerUnit, Duration minTimeLeftAtPrepare, Duration ownerTtl) {
+
+    static final String EMBEDDED = "embedded";
+
+    boolean embedded() {
+        return EMBEDDED.equals(leaseService);
+    }
+
+    /** The identity of the runtime these settings need: everything that must agree for two factories to share one. */
+    String runtimeKey() {
+        return bagStoreRoot.toAbsolutePath().normalize() + "|" + log + "|" + leaseService + "|" + writerId;
+    }
+
+    /**
+     * Builds and checks the settings from the raw property values; the message of the exception names the property,
+     * the value and what would be accepted.
+     */
+    static AdapterConfig from(String bagStoreRoot, String log, String leaseService, Long maxLeaseMillis,
+            Long graceMillis, Long maxClockErrorMillis, Long bucketMillis, String flushPolicy, String writerId,
+            String processId, Long defaultWaitMillis, Integer maxNamesPerUnit, Long minTimeLeftAtPrepareMillis,
+            Long ownerTtlMillis) {
+        if (bagStoreRoot == null || bagStoreRoot.isBlank()) {
+            throw new IllegalArgumentException("BagStoreRoot is not set: give the directory of the bag store "
+                    + "(a shared file system mount for a fleet), which must exist and be writable");
+        }
+        Path root;
+        try {
+            root = Path.of(bagStoreRoot.trim());
+        } catch (InvalidPathException e) {
+            throw new IllegalArgumentException("BagStoreRoot '" + bagStoreRoot + "' is not a valid path: " + e.getReason());
+        }
+        if (!Files.isDirectory(root)) {
+            throw new IllegalArgumentException("BagStoreRoot " + root + " does not exist or is not a directory: create it "
+                    + "(or mount the shared file system there) before deploying");
+        }
+        if (!Files.isWritable(root)) {
+            throw new IllegalArgumentException("BagStoreRoot " + root + " is not writable by this server's user: "
+                    + "grant write access or choose another directory");
+        }
+        String logName = log == null || log.isBlank() ? "default" : log.trim();
+        String problem = Names.logNameProblem(logName);
+        if (problem != null) {
+            throw new IllegalArgumentException("Log '" + logName + "' " + problem);
+        }
+        String mode = leaseService == null || leaseService.isBlank() ? EMBEDDED : leaseService.trim();
+        if (!mode.equals(EMBEDDED) && !mode.toLowerCase(Locale.ROOT).startsWith("remote:")) {
+            throw new IllegalArgumentException("LeaseService '" + leaseService + "' is not understood: use 'embedded' "
+                    + "(one server) or 'remote:<host:port>[,<host:port>...]' (a lease server shared by a fleet)");
+        }
+        Duration maxLease = millis("MaxLeaseMillis", maxLeaseMillis, 10_000);
+        if (maxLease.isZero() || maxLease.isNegative() || maxLease.compareTo(Duration.ofDays(1)) > 0) {
+            throw new IllegalArgumentException("MaxLeaseMillis is " + maxLeaseMillis
+                    + ": use a positive duration of at most one day (86400000); the default is 10000");
+        }
+        Duration grace = millis("GraceMillis", graceMillis, 2_000);
+        if (grace.isNegative()) {
+            throw new IllegalArgumentException("GraceMillis is " + graceMillis + ": use 0 or more (default 2000)");
+        }
+        Duration clockError = millis("MaxClockErrorMillis", maxClockErrorMillis, 500);
+        if (clockError.isNegative() || clockError.compareTo(grace) >= 0) {
+            throw new IllegalArgumentException("MaxClockErrorMillis is " + maxClockErrorMillis
+                    + ": use 0 or more, and less than GraceMillis (" + grace.toMillis() + ")");
+        }
+        Duration bucket = millis("BucketMillis", bucketMillis, 1_000);
+        if (bucket.isZero() || bucket.isNegative() || Duration.ofDays(1).toMillis() % bucket.toMillis() != 0) {
+            throw new IllegalArgumentException("BucketMillis is " + bucketMillis
+                    + ": use a positive width that divides a day (for example 100, 1000 or 60000)");
+        }
+        FlushPolicy flush = flushPolicy(flushPolicy);
+        String writer = writerId == null || writerId.isBlank() ? null : writerId.trim();
+        if (writer != null) {
+            String p = Names.writerIdProblem(writer);
+            if (p != null) {
+                throw new IllegalArgumentException("WriterId '" + writer + "' " + p);
+            }
+        }
+        String process = processId == null || processId.isBlank() ? null : processId.trim();
+        Duration wait = millis("DefaultWaitMillis", defaultWaitMillis, 5_000);
+        if (wait.isNegative()) {
+            throw new IllegalArgumentException("DefaultWaitMillis is " + defaultWaitMillis + ": use 0 (try once) or more");
+        }
+        int maxNames = maxNamesPerUnit == null ? 100 : maxNamesPerUnit;
+        if (maxNames < 1 || maxNames > EngineConfig.NAMES_PER_REQUEST_LIMIT) {
+            throw new IllegalArgumentException("MaxNamesPerUnit is " + maxNamesPerUnit + ": use 1 to "
+                    + EngineConfig.NAMES_PER_REQUEST_LIMIT + " (default 100)");
+        }
+        Duration minLeft = millis("MinTimeLeftAtPrepareMillis", minTimeLeftAtPrepareMillis, 1_000);
+        if (minLeft.isNegative() || minLeft.compareTo(maxLease) >= 0) {
+            throw new IllegalArgumentException("MinTimeLeftAtPrepareMillis is " + minTimeLeftAtPrepareMillis
+                    + ": use 0 or more, and less than MaxLeaseMillis (" + maxLease.toMillis() + ")");
+        }
+        Duration ttl = millis("OwnerTtlMillis", ownerTtlMillis, 8_000);
+        if (ttl.compareTo(Duration.ofSeconds(1)) < 0) {
+            throw new IllegalArgumentException("OwnerTtlMillis is " + ownerTtlMillis + ": use at least 1000 (default 8000)");
+        }
+        return new AdapterConfig(root, logName, mode, maxLease, grace, clockError, bucket, flush, writer, process, wait,
+                maxNames, minLeft, ttl);
+    }
+
+    private static Duration millis(String property, Long value, long defaultMillis) {
+        return Duration.ofMillis(value == null ? defaultMillis : value);
+    }
+
+    static FlushPolicy flushPolicy(String text) {
+        String v = text == null || text.isBlank() ? "every-batch" : text.trim().toLowerCase(Locale.ROOT);
+        if (v.equals("every-batch")) {
+            return FlushPolicy.everyBatch();
+        }
+        if (v.equals("never")) {
+            return FlushPolicy.never();
+        }
+        if (v.startsWith("interval:")) {
+            try {
+                long ms = Long.parseLong(v.substring("interval:".length()).trim());
+                if (ms > 0) {
+                    return FlushPolicy.interval(Duration.ofMillis(ms));
+                }
+            } catch (NumberFormatException e) {
+                // Reported below with the accepted forms.
+            }
+        }
+        throw new IllegalArgumentException("FlushPolicy '" + text + "' is not understood: use 'every-batch' (default, "
+                + "safe), 'interval:<millis>' (a machine crash can lose that much) or 'never' (tests only)");
+    }
+}

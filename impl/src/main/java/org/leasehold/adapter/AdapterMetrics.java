@@ -1,0 +1,214 @@
+package org.leasehold.adapter;
+
+import java.lang.management.ManagementFactory;
+import java.util.concurrent.atomic.LongAdder;
+
+import javax.management.JMException;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+import org.HdrHistogram.ConcurrentHistogram;
+import org.HdrHistogram.Histogram;
+
+/**
+ * Counters and latency histograms of one adapter runtime (HdrHistogram keeps the percentiles), registered as an MBean
+ * while the runtime runs.
+ */
+public final class AdapterMetrics implements AdapterMetricsMBean {
+    private static final System.Logger LOG = System.getLogger(AdapterMetrics.class.getName());
+
+    private final LongAdder acquires = new LongAdder();
+    private final LongAdder acquireFailures = new LongAdder();
+    private final LongAdder prepares = new LongAdder();
+    private final LongAdder commits = new LongAdder();
+    private final LongAdder readOnly = new LongAdder();
+    private final LongAdder rollbacks = new LongAdder();
+    private final LongAdder heuristicRollbacks = new LongAdder();
+    private final LongAdder heuristicCommits = new LongAdder();
+    private final LongAdder heuristicHazards = new LongAdder();
+    private final LongAdder messages = new LongAdder();
+    private final LongAdder renewals = new LongAdder();
+    private final LongAdder renewalFailures = new LongAdder();
+    private final LongAdder leasesLost = new LongAdder();
+    private final Histogram acquireWait = new ConcurrentHistogram(3_600_000_000L, 2);
+    private final Histogram prepare = new ConcurrentHistogram(3_600_000_000L, 2);
+    private final Histogram commit = new ConcurrentHistogram(3_600_000_000L, 2);
+    private ObjectName name;
+
+    /** Registers the MBean under {@code org.leasehold:type=Adapter,log=<log>,id=<id>}; failures are only logged. */
+    void register(String log, String id) {
+        try {
+            MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+            ObjectName n = new ObjectName("org.leasehold:type=Adapter,log=" + ObjectName.quote(log) + ",id="
+                    + ObjectName.quote(id));
+            if (!server.isRegistered(n)) {
+                server.registerMBean(this, n);
+                name = n;
+            }
+        } catch (JMException | SecurityException e) {
+            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4401 the adapter's metrics MBean could not be registered: {0}",
+                    e.toString());
+        }
+    }
+
+    void unregister() {
+        if (name != null) {
+            try {
+                ManagementFactory.getPlatformMBeanServer().unregisterMBean(name);
+            } catch (JMException | SecurityException e) {
+                // Already gone: nothing to do.
+            }
+            name = null;
+        }
+    }
+
+    void acquired(long waitMicros) {
+        acquires.increment();
+        acquireWait.recordValue(Math.max(0, waitMicros));
+    }
+
+    void acquireFailed() {
+        acquireFailures.increment();
+    }
+
+    void prepared(long nanos) {
+        prepares.increment();
+        prepare.recordValue(Math.max(0, nanos / 1_000));
+    }
+
+    void committed(long nanos) {
+        commits.increment();
+        commit.recordValue(Math.max(0, nanos / 1_000));
+    }
+
+    void readOnly() {
+        readOnly.increment();
+    }
+
+    void rolledBack() {
+        rollbacks.increment();
+    }
+
+    void heuristicRollback() {
+        heuristicRollbacks.increment();
+    }
+
+    void heuristicCommit() {
+        heuristicCommits.increment();
+    }
+
+    void heuristicHazard() {
+        heuristicHazards.increment();
+    }
+
+    void written(int n) {
+        messages.add(n);
+    }
+
+    void renewed() {
+        renewals.increment();
+    }
+
+    void renewalFailed() {
+        renewalFailures.increment();
+    }
+
+    void leaseLost() {
+        leasesLost.increment();
+    }
+
+    @Override
+    public long getAcquires() {
+        return acquires.sum();
+    }
+
+    @Override
+    public long getAcquireFailures() {
+        return acquireFailures.sum();
+    }
+
+    @Override
+    public long getAcquireWaitP50Micros() {
+        return acquireWait.getValueAtPercentile(50);
+    }
+
+    @Override
+    public long getAcquireWaitP99Micros() {
+        return acquireWait.getValueAtPercentile(99);
+    }
+
+    @Override
+    public long getAcquireWaitMaxMicros() {
+        return acquireWait.getMaxValue();
+    }
+
+    @Override
+    public long getPrepares() {
+        return prepares.sum();
+    }
+
+    @Override
+    public long getPrepareP99Micros() {
+        return prepare.getValueAtPercentile(99);
+    }
+
+    @Override
+    public long getCommits() {
+        return commits.sum();
+    }
+
+    @Override
+    public long getCommitP50Micros() {
+        return commit.getValueAtPercentile(50);
+    }
+
+    @Override
+    public long getCommitP99Micros() {
+        return commit.getValueAtPercentile(99);
+    }
+
+    @Override
+    public long getReadOnlyBranches() {
+        return readOnly.sum();
+    }
+
+    @Override
+    public long getRollbacks() {
+        return rollbacks.sum();
+    }
+
+    @Override
+    public long getHeuristicRollbacks() {
+        return heuristicRollbacks.sum();
+    }
+
+    @Override
+    public long getHeuristicCommits() {
+        return heuristicCommits.sum();
+    }
+
+    @Override
+    public long getHeuristicHazards() {
+        return heuristicHazards.sum();
+    }
+
+    @Override
+    public long getMessagesWritten() {
+        return messages.sum();
+    }
+
+    @Override
+    public long getRenewals() {
+        return renewals.sum();
+    }
+
+    @Override
+    public long getRenewalFailures() {
+        return renewalFailures.sum();
+    }
+
+    @Override
+    public long getLeasesLost() {
+        return leasesLost.sum();
+    }
+}

@@ -1,0 +1,49 @@
+package org.leasehold.adapter;
+
+import javax.naming.NamingException;
+import javax.naming.Reference;
+
+import jakarta.resource.ResourceException;
+import jakarta.resource.spi.ConnectionManager;
+
+import org.leasehold.LeaseholdException;
+import org.leasehold.connector.ConnectorException;
+import org.leasehold.connector.LeaseConnection;
+import org.leasehold.connector.LeaseConnectionFactory;
+
+/** The connection factory an application looks up; connections come from the container's connection manager. */
+public final class LeaseConnectionFactoryImpl implements LeaseConnectionFactory {
+    private static final long serialVersionUID = 1L;
+
+    private final LeaseholdManagedConnectionFactory mcf;
+    private final transient ConnectionManager manager;
+    private Reference reference;
+
+    LeaseConnectionFactoryImpl(LeaseholdManagedConnectionFactory mcf, ConnectionManager manager) {
+        this.mcf = mcf;
+        this.manager = manager;
+    }
+
+    @Override
+    public LeaseConnection getConnection() throws LeaseholdException {
+        try {
+            return (LeaseConnection) manager.allocateConnection(mcf, null);
+        } catch (ResourceException e) {
+            Throwable cause = e.getCause() instanceof LeaseholdException ? e.getCause() : e;
+            if (cause instanceof LeaseholdException le) {
+                throw le;
+            }
+            throw new ConnectorException("no Leasehold connection could be allocated: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void setReference(Reference reference) {
+        this.reference = reference;
+    }
+
+    @Override
+    public Reference getReference() throws NamingException {
+        return reference;
+    }
+}

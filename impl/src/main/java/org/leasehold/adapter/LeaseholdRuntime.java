@@ -1,0 +1,151 @@
+package org.leasehold.adapter;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.Executor;
+
+import org.leasehold.bag.BagStoreException;
+import org.leasehold.engine.EmbeddedLeaseService;
+import org.leasehold.engine.EngineConfig;
+import org.leasehold.lease.LeaseService;
+import org.leasehold.store.BagStoreConfig;
+import org.leasehold.store.FileBagStore;
+import org.leasehold.store.fs.NfsSafeFiles;
+import org.leasehold.time.TimeSource;
+
+/**
+ * Everything one configuration of the adapter runs: the lease service (an embedded engine that owns the log, or a
+ * client of a lease server), the bag store with its appender and sealer, the prepare journal, the renewer and the
+ * metrics. Started on first use, stopped when the adapter stops.
+ */
+final class LeaseholdRuntime implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(LeaseholdRuntime.class.getName());
+
+    private final AdapterConfig config;
+    private final FileBagStore store;
+    private final LeaseService leases;
+    private final EmbeddedOwnership ownership;
+    private final PrepareJournal journal;
+    private final AdapterMetrics metrics;
+    private final ResourceManager rm;
+
+    private LeaseholdRuntime(AdapterConfig config, FileBagStore store, LeaseService leases, EmbeddedOwnership ownership,
+            PrepareJournal journal, AdapterMetrics metrics, ResourceManager rm) {
+        this.config = config;
+        this.store = store;
+        this.leases = leases;
+        this.ownership = ownership;
+        this.journal = journal;
+        this.metrics = metrics;
+        this.rm = rm;
+    }
+
+    /**
+     * Starts a runtime for {@code config}.
+     *
+     * @throws RuntimeStartException the store, the log's ownership or the journal could not be had; the message says
+     *                               why and what to do
+     */
+    static LeaseholdRuntime start(AdapterConfig config, TimeSource time, Executor work) throws RuntimeStartException {
+        BagStoreConfig storeConfig = BagStoreConfig.builder(config.bagStoreRoot()).bucketWidth(config.bucketWidth())
+                .grace(config.grace()).maxClockError(config.maxClockError()).flushPolicy(config.flushPolicy())
+                .maxLeaseDuration(config.maxLease()).writerId(config.writerId()).build();
+        FileBagStore store;
+        try {
+            store = FileBagStore.open(storeConfig.validate(), time);
+        } catch (BagStoreException | IllegalArgumentException e) {
+            throw new RuntimeStartException("the bag store at " + config.bagStoreRoot() + " could not be opened: "
+                    + e.getMessage(), e);
+        }
+        NfsSafeFiles fs = new NfsSafeFiles();
+        EmbeddedOwnership ownership = null;
+        LeaseService leases;
+        PrepareJournal journal = null;
+        try {
+            if (!config.embedded()) {
+                throw new RuntimeStartException("LeaseService '" + config.leaseService() + "': the remote lease "
+                        + "service needs the lease server's client, which this build does not include yet; use "
+                        + "'embedded'", null);
+            }
+            ownership = EmbeddedOwnership.claim(fs, config.bagStoreRoot(), config.log(), store.writerId(),
+                    config.ownerTtl(), config.maxLease(), config.grace(), config.maxClockError(), time);
+            Duration quiet = Duration.between(time.now(), ownership.grantableFrom());
+            EmbeddedLeaseService engine = new EmbeddedLeaseService(EngineConfig.defaults()
+                    .withServiceId("embedded/" + store.writerId() + "/" + config.log())
+                    .withMaxLeaseDuration(config.maxLease()).withGrace(config.grace())
+                    .withClockErrorBound(config.maxClockError())
+                    .withQuietPeriod(quiet.isNegative() ? Duration.ZERO : quiet), time);
+            ownership.start(engine::fenceAt);
+            leases = engine;
+            journal = new PrepareJournal(fs, config.bagStoreRoot(), config.log(), store.writerId());
+        } catch (EmbeddedOwnership.OwnedElsewhereException e) {
+            store.close();
+            throw new RuntimeStartException(e.getMessage(), e);
+        } catch (IOException e) {
+            if (ownership != null) {
+                ownership.close();
+            }
+            store.close();
+            throw new RuntimeStartException("the adapter could not set up its files under " + config.bagStoreRoot()
+                    + "/.leasehold: " + e, e);
+        } catch (RuntimeStartException e) {
+            store.close();
+            throw e;
+        }
+        AdapterMetrics metrics = new AdapterMetrics();
+        metrics.register(config.log(), store.writerId());
+        Renewer renewer = new Renewer(leases, time, work, metrics);
+        String process = config.processId() != null ? config.processId() : store.writerId();
+        ResourceManager rm = new ResourceManager(config, leases, store, journal, time, renewer, metrics, process);
+        LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4004 adapter runtime started: log {0} at {1}, writer {2}, lease "
+                + "service {3}", config.log(), config.bagStoreRoot(), store.writerId(), leases.serviceId());
+        return new LeaseholdRuntime(config, store, leases, ownership, journal, metrics, rm);
+    }
+
+    AdapterConfig config() {
+        return config;
+    }
+
+    ResourceManager resourceManager() {
+        return rm;
+    }
+
+    LeaseService leases() {
+        return leases;
+    }
+
+    FileBagStore store() {
+        return store;
+    }
+
+    AdapterMetrics metrics() {
+        return metrics;
+    }
+
+    /** The log's ownership in embedded mode, else null. */
+    EmbeddedOwnership ownership() {
+        return ownership;
+    }
+
+    @Override
+    public void close() {
+        metrics.unregister();
+        if (ownership != null) {
+            ownership.close();
+        }
+        leases.close();
+        journal.close();
+        store.close();
+        LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4005 adapter runtime stopped: log {0} at {1}", config.log(),
+                config.bagStoreRoot());
+    }
+
+    /** The runtime could not start; the message is for the operator. */
+    static final class RuntimeStartException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        RuntimeStartException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+}

@@ -1,0 +1,628 @@
+package org.leasehold.adapter;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
+
+import javax.transaction.xa.XAException;
+import javax.transaction.xa.XAResource;
+import javax.transaction.xa.Xid;
+
+import org.leasehold.LeaseholdException;
+import org.leasehold.bag.AppendRequest;
+import org.leasehold.bag.Appended;
+import org.leasehold.bag.BagStore;
+import org.leasehold.bag.BagStoreException;
+import org.leasehold.bag.LeaseStamp;
+import org.leasehold.bag.Message;
+import org.leasehold.bag.MessageStream;
+import org.leasehold.bag.ReadRequest;
+import org.leasehold.bag.StampedLease;
+import org.leasehold.bag.WriteOutcomeUnknownException;
+import org.leasehold.connector.ConnectorException;
+import org.leasehold.connector.LeaseOptions;
+import org.leasehold.connector.NoLeaseHeldException;
+import org.leasehold.lease.Ending;
+import org.leasehold.lease.HolderId;
+import org.leasehold.lease.InvalidLeaseRequestException;
+import org.leasehold.lease.Lease;
+import org.leasehold.lease.LeaseBrokenException;
+import org.leasehold.lease.LeaseBusyException;
+import org.leasehold.lease.LeaseException;
+import org.leasehold.lease.LeaseExpiredException;
+import org.leasehold.lease.LeaseGrant;
+import org.leasehold.lease.LeaseKind;
+import org.leasehold.lease.LeaseLostException;
+import org.leasehold.lease.LeaseRequest;
+import org.leasehold.lease.LeaseService;
+import org.leasehold.lease.LeaseServiceUnavailableException;
+import org.leasehold.time.Micros;
+import org.leasehold.time.TimeSource;
+
+/**
+ * The resource manager behind every managed connection of one configuration: it turns units of work into lease
+ * operations and bag-store writes, and transaction branches into the two-phase flow.
+ *
+ * <ul>
+ *   <li>prepare: upgrade every tentative lease to full (in canonical order), renew if little time is left, vote
+ *       rollback with a reason if that fails, then record the branch (lease stamps and messages) in the journal;
+ *       {@code XA_RDONLY} when it wrote nothing;
+ *   <li>commit: write the messages as one frame with {@code floor < t < deadline}, then release every lease with
+ *       {@code t} as watermark; if a lease was lost, or the write refused, nothing is written and the branch reports a
+ *       heuristic rollback, never silently;
+ *   <li>rollback: release without moving the watermark;
+ *   <li>recover: the journal's prepared, undecided branches; after a restart their leases are gone, so commit
+ *       finds out whether the frame was already written (then the branch is committed, once) and otherwise reports a
+ *       heuristic rollback.
+ * </ul>
+ */
+final class ResourceManager {
+    private static final System.Logger LOG = System.getLogger(ResourceManager.class.getName());
+
+    private final AdapterConfig config;
+    private final LeaseService leases;
+    private final BagStore store;
+    private final PrepareJournal journal;
+    private final TimeSource time;
+    private final Renewer renewer;
+    private final AdapterMetrics metrics;
+    private final String process;
+    private final Map<XidKey, UnitOfWork> branches = new ConcurrentHashMap<>();
+    private final AtomicLong localCounter = new AtomicLong();
+
+    ResourceManager(AdapterConfig config, LeaseService leases, BagStore store, PrepareJournal journal, TimeSource time,
+            Renewer renewer, AdapterMetrics metrics, String process) {
+        this.config = config;
+        this.leases = leases;
+        this.store = store;
+        this.journal = journal;
+        this.time = time;
+        this.renewer = renewer;
+        this.metrics = metrics;
+        this.process = process;
+    }
+
+    AdapterConfig config() {
+        return config;
+    }
+
+    AdapterMetrics metrics() {
+        return metrics;
+    }
+
+    String log() {
+        return config.log();
+    }
+
+    /** What the journal holds for {@code xid} (for tests and diagnostics). */
+    PrepareJournal.Entry journalEntry(XidKey xid) {
+        return journal.get(xid);
+    }
+
+    // ------------------------------------------------------------------------------------------------ units
+
+    UnitOfWork begin(XidKey xid) throws XAException {
+        UnitOfWork u = new UnitOfWork(xid, HolderId.transaction(process, xid.toString()), time.now(), true);
+        if (branches.putIfAbsent(xid, u) != null) {
+            throw xa(XAException.XAER_DUPID, "branch " + xid + " is already known to this resource manager");
+        }
+        return u;
+    }
+
+    UnitOfWork branch(XidKey xid) throws XAException {
+        UnitOfWork u = branches.get(xid);
+        if (u == null) {
+            throw xa(XAException.XAER_NOTA, "branch " + xid + " is not known to this resource manager");
+        }
+        return u;
+    }
+
+    UnitOfWork beginLocal() {
+        return new UnitOfWork(null, new HolderId(process, "local/" + localCounter.incrementAndGet()), time.now(), true);
+    }
+
+    UnitOfWork beginAuto() {
+        return new UnitOfWork(null, new HolderId(process, "connection/" + localCounter.incrementAndGet()), time.now(),
+                false);
+    }
+
+    // ------------------------------------------------------------------------------------------------ calls
+
+    Lease acquire(UnitOfWork u, LeaseOptions o) throws LeaseholdException {
+        checkUsable(u);
+        if (u.state() != UnitOfWork.State.ACTIVE) {
+            throw new ConnectorException(u + " is already " + u.state().name().toLowerCase(java.util.Locale.ROOT)
+                    + ": take leases before the transaction completes");
+        }
+        int total = u.nameCount() + o.names().size();
+        if (total > config.maxNamesPerUnit()) {
+            throw new InvalidLeaseRequestException(InvalidLeaseRequestException.Reason.TOO_MANY_NAMES, "this unit of work "
+                    + "would hold " + total + " lease names; the adapter allows " + config.maxNamesPerUnit()
+                    + " (MaxNamesPerUnit): take coarser names, or raise the limit");
+        }
+        LeaseRequest request = LeaseRequest.builder(u.holder, o.names()).mode(o.mode())
+                .kind(u.transactional ? LeaseKind.TENTATIVE : LeaseKind.FULL).startedAt(u.startedAt)
+                .leaseFor(o.leaseTime() != null ? o.leaseTime() : config.maxLease())
+                .waitFor(o.maxWait() != null ? o.maxWait() : config.defaultWait()).build();
+        long asked = time.nowMicros();
+        Lease lease;
+        try {
+            lease = leases.acquire(request);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ConnectorException("interrupted while waiting for leases on " + o.names());
+        } catch (LeaseException e) {
+            metrics.acquireFailed();
+            throw e;
+        }
+        metrics.acquired(Micros.of(lease.grantedAt()) - asked);
+        try {
+            readyForSuccessor(lease);
+        } catch (LeaseholdException | RuntimeException e) {
+            releaseQuietly(lease, null);
+            throw e;
+        }
+        u.add(lease);
+        renewer.track(u, request.leaseTime() != null ? request.leaseTime() : config.maxLease());
+        return lease;
+    }
+
+    /**
+     * After a predecessor expired without releasing, the state its lease protects may still change until its buckets
+     * are sealed: wait until the store says they can be, and seal them, before the unit reads or writes.
+     */
+    private void readyForSuccessor(Lease lease) throws LeaseholdException {
+        boolean expired = false;
+        for (LeaseGrant g : lease.grants()) {
+            expired |= g.predecessor() != null && g.predecessor().ending() == Ending.EXPIRED;
+        }
+        if (!expired) {
+            return;
+        }
+        Instant ready = store.writableFrom(config.log(), lease);
+        if (!ready.isBefore(lease.deadline())) {
+            throw new LeaseBusyException(lease.grants().get(0).name(), ready, "a previous holder of " + lease.names()
+                    + " expired without releasing; its late writes are settled at " + ready + ", after this lease's "
+                    + "deadline " + lease.deadline() + ": ask for a longer lease or retry then");
+        }
+        awaitTime(ready);
+        store.sealForSuccessor(config.log(), lease);
+        LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4002 sealed the buckets of an expired predecessor of {0} before "
+                + "use", lease.names());
+    }
+
+    private void awaitTime(Instant t) throws ConnectorException {
+        if (!time.now().isBefore(t)) {
+            return;
+        }
+        CountDownLatch reached = new CountDownLatch(1);
+        TimeSource.Timer timer = time.schedule(Micros.of(t), reached::countDown);
+        try {
+            reached.await();
+        } catch (InterruptedException e) {
+            timer.cancel();
+            Thread.currentThread().interrupt();
+            throw new ConnectorException("interrupted while waiting until " + t + " for a predecessor's writes to settle");
+        }
+    }
+
+    void append(UnitOfWork u, byte[][] payloads) throws LeaseholdException {
+        checkUsable(u);
+        if (payloads == null || payloads.length == 0) {
+            throw new ConnectorException("append was given no message: pass one payload or more");
+        }
+        if (u.leases().isEmpty()) {
+            throw new NoLeaseHeldException("append needs a lease held for this unit of work, and " + u + " holds none: "
+                    + "acquire the leases the messages are written under first");
+        }
+        for (int i = 0; i < payloads.length; i++) {
+            if (payloads[i] == null) {
+                throw new ConnectorException("message " + i + " of the append is null: pass a payload (it may be empty)");
+            }
+        }
+        if (u.transactional) {
+            if (u.state() != UnitOfWork.State.ACTIVE) {
+                throw new ConnectorException(u + " is already completing: append before the transaction ends");
+            }
+            for (byte[] p : payloads) {
+                u.buffer(p.clone());
+            }
+            return;
+        }
+        Appended a = store.append(new AppendRequest(config.log(), u.stamps(), null, List.of(payloads)));
+        u.written(a.timestamp());
+        metrics.written(a.messages());
+    }
+
+    MessageStream read(ReadRequest request) throws LeaseholdException {
+        return store.read(request);
+    }
+
+    /** Fails with {@link LeaseLostException} if the unit lost a lease. */
+    void checkUsable(UnitOfWork u) throws LeaseLostException {
+        String reason = u.lostReason();
+        if (reason != null) {
+            throw new LeaseLostException(u + " lost a lease: " + reason + ". Nothing was written; the transaction is "
+                    + "rolled back; start it over");
+        }
+    }
+
+    /** Ends a unit outside a transaction: release its leases with the last timestamp written as watermark. */
+    void endAuto(UnitOfWork u) {
+        u.state(UnitOfWork.State.ENDED);
+        renewer.untrack(u);
+        Instant wm = u.lastWritten();
+        for (Lease l : u.leases()) {
+            releaseQuietly(l, wm != null && !wm.isBefore(l.floor()) && wm.isBefore(l.deadline()) ? wm : null);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ local
+
+    void commitLocal(UnitOfWork u) throws LeaseholdException {
+        try {
+            String problem = upgradeAll(u);
+            if (problem != null) {
+                throw new LeaseLostException(problem);
+            }
+            write(u);
+        } finally {
+            finish(u);
+        }
+    }
+
+    void rollbackLocal(UnitOfWork u) {
+        releaseAll(u, null);
+        finish(u);
+    }
+
+    // ------------------------------------------------------------------------------------------------ XA
+
+    int prepare(XidKey xid) throws XAException {
+        UnitOfWork u = branch(xid);
+        long t0 = System.nanoTime();
+        try {
+            if (u.lostReason() != null) {
+                abandon(u);
+                throw xa(XAException.XA_RBROLLBACK, u + " lost a lease before prepare: " + u.lostReason());
+            }
+            if (u.payloads().isEmpty()) {
+                releaseAll(u, null);
+                finish(u);
+                metrics.readOnly();
+                return XAResource.XA_RDONLY;
+            }
+            String problem = upgradeAll(u);
+            if (problem != null) {
+                abandon(u);
+                throw xa(XAException.XA_RBROLLBACK, "prepare of " + u + " votes rollback: " + problem);
+            }
+            Instant at = time.now();
+            try {
+                journal.prepared(xid, at, u.stamps(), u.payloads());
+            } catch (IOException e) {
+                abandon(u);
+                throw xa(XAException.XAER_RMERR, "prepare of " + u + " could not record the branch in the journal "
+                        + journal.file() + ": " + e);
+            }
+            u.preparedAt(at);
+            u.state(UnitOfWork.State.PREPARED);
+            return XAResource.XA_OK;
+        } finally {
+            metrics.prepared(System.nanoTime() - t0);
+        }
+    }
+
+    /** Upgrades every tentative lease of {@code u} and makes sure enough time is left; null if all is well. */
+    private String upgradeAll(UnitOfWork u) {
+        List<Lease> held = new ArrayList<>(u.leases());
+        held.sort(Comparator.comparing(l -> l.grants().get(0).name()));
+        for (Lease l : held) {
+            try {
+                Lease up = l.kind() == LeaseKind.TENTATIVE ? leases.upgrade(l, null) : l;
+                u.replace(l, up);
+                Duration left = Duration.between(time.now(), up.deadline());
+                if (left.compareTo(config.minTimeLeftAtPrepare()) < 0) {
+                    Lease renewed = leases.renew(up, time.now().plus(config.maxLease()), null);
+                    u.replace(up, renewed);
+                    if (Duration.between(time.now(), renewed.deadline()).compareTo(config.minTimeLeftAtPrepare()) < 0) {
+                        return "the lease " + renewed.describe() + " ends at " + renewed.deadline() + ", less than "
+                                + config.minTimeLeftAtPrepare().toMillis() + " ms away (MinTimeLeftAtPrepareMillis)";
+                    }
+                }
+            } catch (LeaseBrokenException e) {
+                return "a tentative lease was broken by an older transaction (" + e.getMessage() + ")";
+            } catch (LeaseExpiredException e) {
+                return "a lease expired before prepare (" + e.getMessage() + ")";
+            } catch (LeaseException e) {
+                return "a lease could not be upgraded (" + e.getMessage() + ")";
+            }
+        }
+        return null;
+    }
+
+    void commit(XidKey xid, boolean onePhase) throws XAException {
+        UnitOfWork u = branches.get(xid);
+        if (u == null) {
+            if (onePhase) {
+                throw xa(XAException.XAER_NOTA, "one-phase commit of unknown branch " + xid);
+            }
+            commitRecovered(xid);
+            return;
+        }
+        long t0 = System.nanoTime();
+        try {
+            if (onePhase) {
+                commitOnePhase(u);
+                return;
+            }
+            if (u.state() != UnitOfWork.State.PREPARED) {
+                throw xa(XAException.XAER_PROTO, "commit of " + u + " before prepare");
+            }
+            String lost = lostOrLate(u);
+            if (lost != null) {
+                heuristicRollback(u, lost);
+            }
+            try {
+                write(u);
+            } catch (WriteOutcomeUnknownException e) {
+                outcome(xid, PrepareJournal.Type.HEURISTIC_ROLLBACK);
+                metrics.heuristicHazard();
+                LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4203 commit of {0}: the write's outcome is unknown: {1}",
+                        u, e.getMessage());
+                abandon(u);
+                throw xa(XAException.XA_HEURHAZ, "commit of " + u + " may or may not have written its messages: "
+                        + e.getMessage());
+            } catch (LeaseholdException e) {
+                heuristicRollback(u, "the bag store refused the commit's write: " + e.getMessage());
+            }
+            outcome(xid, PrepareJournal.Type.COMMITTED);
+            finish(u);
+        } finally {
+            metrics.committed(System.nanoTime() - t0);
+        }
+    }
+
+    private void commitOnePhase(UnitOfWork u) throws XAException {
+        if (u.lostReason() != null) {
+            abandon(u);
+            throw xa(XAException.XA_RBROLLBACK, u + " lost a lease: " + u.lostReason());
+        }
+        if (u.payloads().isEmpty()) {
+            releaseAll(u, null);
+            finish(u);
+            return;
+        }
+        String problem = upgradeAll(u);
+        if (problem != null) {
+            abandon(u);
+            throw xa(XAException.XA_RBROLLBACK, "one-phase commit of " + u + " rolled back: " + problem);
+        }
+        try {
+            write(u);
+        } catch (WriteOutcomeUnknownException e) {
+            abandon(u);
+            metrics.heuristicHazard();
+            throw xa(XAException.XA_HEURHAZ, "one-phase commit of " + u + " may or may not have written: "
+                    + e.getMessage());
+        } catch (LeaseholdException e) {
+            abandon(u);
+            throw xa(XAException.XA_RBROLLBACK, "one-phase commit of " + u + " rolled back: the bag store refused the "
+                    + "write: " + e.getMessage());
+        }
+        finish(u);
+    }
+
+    /** The reason the unit cannot commit any more (a lost or ended lease), or null. */
+    private String lostOrLate(UnitOfWork u) {
+        if (u.lostReason() != null) {
+            return u.lostReason();
+        }
+        Instant deadline = u.earliestDeadline();
+        if (deadline != null && !time.now().isBefore(deadline)) {
+            return "its lease ended at " + deadline + " before the commit (the server paused or the transaction "
+                    + "manager was slow)";
+        }
+        return null;
+    }
+
+    private void heuristicRollback(UnitOfWork u, String why) throws XAException {
+        if (u.xid != null) {
+            outcome(u.xid, PrepareJournal.Type.HEURISTIC_ROLLBACK);
+        }
+        metrics.heuristicRollback();
+        LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4201 heuristic rollback of {0}: {1}; nothing was written", u, why);
+        abandon(u);
+        throw xa(XAException.XA_HEURRB, "heuristic rollback of " + u + ": " + why + "; nothing was written");
+    }
+
+    /** Writes the unit's messages as one frame and releases its leases with the frame's timestamp. */
+    private void write(UnitOfWork u) throws LeaseholdException {
+        List<byte[]> payloads = u.payloads();
+        if (payloads.isEmpty()) {
+            releaseAll(u, null);
+            return;
+        }
+        Appended a = store.append(new AppendRequest(config.log(), u.stamps(), null, payloads));
+        u.written(a.timestamp());
+        metrics.written(a.messages());
+        releaseAll(u, a.timestamp());
+    }
+
+    void rollback(XidKey xid) throws XAException {
+        UnitOfWork u = branches.get(xid);
+        if (u == null) {
+            rollbackRecovered(xid);
+            return;
+        }
+        boolean prepared = u.state() == UnitOfWork.State.PREPARED;
+        releaseAll(u, null);
+        finish(u);
+        metrics.rolledBack();
+        if (prepared) {
+            outcome(xid, PrepareJournal.Type.ROLLED_BACK);
+        }
+    }
+
+    Xid[] recover(int flags) throws XAException {
+        if ((flags & XAResource.TMSTARTRSCAN) == 0) {
+            return new Xid[0];
+        }
+        List<Xid> out = new ArrayList<>();
+        for (PrepareJournal.Entry e : journal.unresolved()) {
+            if (!branches.containsKey(e.xid())) {
+                out.add(e.xid());
+            }
+        }
+        if (!out.isEmpty()) {
+            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4204 recovery found {0} prepared branch(es) in the journal: "
+                    + "{1}", out.size(), out);
+        }
+        return out.toArray(new Xid[0]);
+    }
+
+    void forget(XidKey xid) throws XAException {
+        PrepareJournal.Entry e = journal.get(xid);
+        if (e == null || !e.heuristic()) {
+            throw xa(XAException.XAER_NOTA, "forget of " + xid + ", which has no heuristic outcome here");
+        }
+        outcome(xid, PrepareJournal.Type.FORGOTTEN);
+    }
+
+    private void commitRecovered(XidKey xid) throws XAException {
+        PrepareJournal.Entry e = journal.get(xid);
+        if (e == null) {
+            throw xa(XAException.XAER_NOTA, "commit of " + xid + ", which is not known to this resource manager");
+        }
+        if (e.state() == PrepareJournal.Type.HEURISTIC_ROLLBACK) {
+            throw xa(XAException.XA_HEURRB, "branch " + xid + " was already rolled back heuristically");
+        }
+        if (e.state() == PrepareJournal.Type.HEURISTIC_COMMIT) {
+            throw xa(XAException.XA_HEURCOM, "branch " + xid + " was already committed heuristically");
+        }
+        if (alreadyWritten(e)) {
+            outcome(xid, PrepareJournal.Type.COMMITTED);
+            LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4003 recovered branch {0} had written its messages before "
+                    + "the restart: committed once", xid);
+            return;
+        }
+        outcome(xid, PrepareJournal.Type.HEURISTIC_ROLLBACK);
+        metrics.heuristicRollback();
+        LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4202 heuristic rollback of recovered branch {0}: its leases "
+                + "ended with the restart, so its {1} message(s) were not written", xid, e.payloads().size());
+        throw xa(XAException.XA_HEURRB, "heuristic rollback of recovered branch " + xid + ": its leases ended with "
+                + "the restart, so its messages were not written");
+    }
+
+    private void rollbackRecovered(XidKey xid) throws XAException {
+        PrepareJournal.Entry e = journal.get(xid);
+        if (e == null) {
+            throw xa(XAException.XAER_NOTA, "rollback of " + xid + ", which is not known to this resource manager");
+        }
+        if (e.state() == PrepareJournal.Type.PREPARED && alreadyWritten(e)) {
+            outcome(xid, PrepareJournal.Type.HEURISTIC_COMMIT);
+            metrics.heuristicCommit();
+            LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4205 rollback of recovered branch {0}, but its messages were "
+                    + "written before the restart: heuristic commit", xid);
+            throw xa(XAException.XA_HEURCOM, "branch " + xid + " had written its messages before the restart");
+        }
+        outcome(xid, PrepareJournal.Type.ROLLED_BACK);
+    }
+
+    /** Whether this writer already wrote the branch's frame: a frame under exactly its lease generations. */
+    private boolean alreadyWritten(PrepareJournal.Entry e) throws XAException {
+        if (e.leases().isEmpty()) {
+            return false;
+        }
+        Set<String> want = new HashSet<>();
+        Set<String> names = new HashSet<>();
+        Instant from = null;
+        for (LeaseStamp s : e.leases()) {
+            want.add(s.name() + "@" + s.generation());
+            names.add(s.name());
+            from = from == null || s.floor().isBefore(from) ? s.floor() : from;
+        }
+        ReadRequest r = new ReadRequest(config.log(), from, null, names, true, true);
+        try (MessageStream messages = store.read(r)) {
+            Message m;
+            while ((m = messages.next()) != null) {
+                if (!m.writer().equals(store.writerId())) {
+                    continue;
+                }
+                Set<String> got = new HashSet<>();
+                for (StampedLease l : m.leases()) {
+                    got.add(l.name() + "@" + l.generation());
+                }
+                if (got.equals(want)) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (org.leasehold.bag.UnknownLogException ex) {
+            return false;
+        } catch (BagStoreException ex) {
+            throw xa(XAException.XAER_RMERR, "could not read the log to recover branch " + e.xid() + ": " + ex);
+        }
+    }
+
+    private void outcome(XidKey xid, PrepareJournal.Type type) {
+        try {
+            journal.outcome(xid, type, time.now());
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4206 could not record outcome {0} of branch {1} in the "
+                    + "journal: {2}; recovery will decide it again from the log", type, xid, e.toString());
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ helpers
+
+    private void releaseAll(UnitOfWork u, Instant watermark) {
+        for (Lease l : u.leases()) {
+            Instant wm = watermark != null && l.kind() == LeaseKind.FULL && !watermark.isBefore(l.floor())
+                    && watermark.isBefore(l.deadline()) ? watermark : null;
+            releaseQuietly(l, wm);
+        }
+    }
+
+    private void abandon(UnitOfWork u) {
+        releaseAll(u, null);
+        finish(u);
+    }
+
+    private void finish(UnitOfWork u) {
+        u.state(UnitOfWork.State.ENDED);
+        renewer.untrack(u);
+        if (u.xid != null) {
+            branches.remove(u.xid, u);
+        }
+    }
+
+    private void releaseQuietly(Lease l, Instant watermark) {
+        try {
+            leases.release(l, watermark, watermark == null ? null : "log=" + config.log());
+        } catch (LeaseBrokenException | LeaseExpiredException e) {
+            // Already over: nothing to release. An expiry after a successful write is harmless (t < deadline).
+        } catch (LeaseServiceUnavailableException e) {
+            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4207 could not release {0}: {1}; it expires at {2}",
+                    l.describe(), e.getMessage(), l.deadline());
+        } catch (LeaseException e) {
+            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4207 could not release {0}: {1}; it expires at {2}",
+                    l.describe(), e.getMessage(), l.deadline());
+        }
+    }
+
+    static XAException xa(int code, String message) {
+        XAException e = new XAException(message);
+        e.errorCode = code;
+        return e;
+    }
+}

@@ -1,0 +1,145 @@
+package org.leasehold.adapter;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.leasehold.bag.LeaseStamp;
+import org.leasehold.lease.HolderId;
+import org.leasehold.lease.Lease;
+
+/**
+ * What one transaction branch (or local transaction, or connection outside a transaction) holds: its leases, the
+ * messages it will write, and whether a lease was lost. Guarded by its own monitor; the renewer and the connection
+ * thread both touch it.
+ */
+final class UnitOfWork {
+
+    /** Where the unit is in its life. */
+    enum State { ACTIVE, PREPARED, ENDED }
+
+    /** The transaction branch, or null for a local transaction or a connection outside one. */
+    final XidKey xid;
+    final HolderId holder;
+    /** Wound-wait age: when the unit began. */
+    final Instant startedAt;
+    /** Tentative leases and buffered messages (a transaction), or full leases and immediate writes. */
+    final boolean transactional;
+
+    private final List<Lease> leases = new ArrayList<>();
+    private final List<byte[]> payloads = new ArrayList<>();
+    private State state = State.ACTIVE;
+    private String lost;
+    private int renewalFailures;
+    private Instant lastWritten;
+    private Instant preparedAt;
+
+    UnitOfWork(XidKey xid, HolderId holder, Instant startedAt, boolean transactional) {
+        this.xid = xid;
+        this.holder = holder;
+        this.startedAt = startedAt;
+        this.transactional = transactional;
+    }
+
+    synchronized List<Lease> leases() {
+        return List.copyOf(leases);
+    }
+
+    synchronized int nameCount() {
+        int n = 0;
+        for (Lease l : leases) {
+            n += l.grants().size();
+        }
+        return n;
+    }
+
+    synchronized void add(Lease lease) {
+        leases.add(lease);
+    }
+
+    /** Replaces a lease by its renewed or upgraded value (same names and generations). */
+    synchronized void replace(Lease before, Lease after) {
+        int i = leases.indexOf(before);
+        if (i >= 0) {
+            leases.set(i, after);
+        }
+    }
+
+    synchronized void buffer(byte[] payload) {
+        payloads.add(payload);
+    }
+
+    synchronized List<byte[]> payloads() {
+        return List.copyOf(payloads);
+    }
+
+    synchronized List<LeaseStamp> stamps() {
+        List<LeaseStamp> all = new ArrayList<>();
+        for (Lease l : leases) {
+            all.addAll(LeaseStamp.of(l));
+        }
+        return all;
+    }
+
+    synchronized State state() {
+        return state;
+    }
+
+    synchronized void state(State s) {
+        state = s;
+    }
+
+    synchronized void lost(String reason) {
+        if (lost == null) {
+            lost = reason;
+        }
+    }
+
+    synchronized String lostReason() {
+        return lost;
+    }
+
+    /** Counts a failed renewal; returns the count of failures in a row. */
+    synchronized int renewalFailed() {
+        return ++renewalFailures;
+    }
+
+    synchronized void renewed() {
+        renewalFailures = 0;
+    }
+
+    synchronized void written(Instant t) {
+        if (lastWritten == null || t.isAfter(lastWritten)) {
+            lastWritten = t;
+        }
+    }
+
+    synchronized Instant lastWritten() {
+        return lastWritten;
+    }
+
+    synchronized void preparedAt(Instant t) {
+        preparedAt = t;
+    }
+
+    synchronized Instant preparedAt() {
+        return preparedAt;
+    }
+
+    /** The earliest deadline of the unit's leases, or null if it holds none. */
+    synchronized Instant earliestDeadline() {
+        Instant min = null;
+        for (Lease l : leases) {
+            if (min == null || l.deadline().isBefore(min)) {
+                min = l.deadline();
+            }
+        }
+        return min;
+    }
+
+    @Override
+    public synchronized String toString() {
+        return (xid != null ? "branch " + xid : transactional ? "local transaction" : "connection") + " of " + holder
+                + " (" + leases.size() + " lease(s), " + payloads.size() + " message(s), " + state + ")";
+    }
+}

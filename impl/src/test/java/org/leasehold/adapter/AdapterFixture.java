@@ -1,0 +1,111 @@
+package org.leasehold.adapter;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+import jakarta.resource.ResourceException;
+import jakarta.transaction.TransactionManager;
+import jakarta.transaction.TransactionSynchronizationRegistry;
+
+import org.leasehold.bag.Message;
+import org.leasehold.bag.MessageStream;
+import org.leasehold.bag.ReadRequest;
+import org.leasehold.connector.LeaseConnection;
+import org.leasehold.connector.LeaseConnectionFactory;
+import org.leasehold.time.ManualTimeSource;
+
+/**
+ * The adapter outside a server: a real bag store directory under {@code target/}, the Narayana transaction manager
+ * in this JVM, a test bootstrap context and connection manager, and a manual clock.
+ */
+final class AdapterFixture implements AutoCloseable {
+    static final Instant START = Instant.parse("2026-03-01T10:00:00Z");
+
+    static {
+        System.setProperty("ObjectStoreEnvironmentBean.objectStoreDir", Path.of("target", "narayana").toString());
+        System.setProperty("CoreEnvironmentBean.nodeIdentifier", "leasehold-tests");
+    }
+
+    final Path root;
+    final ManualTimeSource time;
+    final TransactionManager tm = com.arjuna.ats.jta.TransactionManager.transactionManager();
+    final TransactionSynchronizationRegistry tsr =
+            new com.arjuna.ats.internal.jta.transaction.arjunacore.TransactionSynchronizationRegistryImple();
+    private final Consumer<LeaseholdManagedConnectionFactory> configure;
+    TestBootstrapContext context;
+    LeaseholdResourceAdapter adapter;
+    LeaseholdManagedConnectionFactory mcf;
+    LeaseConnectionFactory factory;
+
+    AdapterFixture(String test, Consumer<LeaseholdManagedConnectionFactory> configure) throws Exception {
+        this(freshRoot(test), new ManualTimeSource(START), configure);
+    }
+
+    AdapterFixture(Path root, ManualTimeSource time, Consumer<LeaseholdManagedConnectionFactory> configure)
+            throws Exception {
+        this.root = root;
+        this.time = time;
+        this.configure = configure;
+        start();
+    }
+
+    static Path freshRoot(String test) throws IOException {
+        Path dir = Path.of("target", "adapter-tests", test + "-" + System.nanoTime());
+        Files.createDirectories(dir);
+        return dir.toAbsolutePath();
+    }
+
+    private void start() throws Exception {
+        context = new TestBootstrapContext(tsr);
+        adapter = new LeaseholdResourceAdapter();
+        adapter.useTimeSource(time);
+        adapter.start(context);
+        mcf = new LeaseholdManagedConnectionFactory();
+        mcf.setBagStoreRoot(root.toString());
+        mcf.setLog("ledger");
+        mcf.setWriterId("writer-a");
+        configure.accept(mcf);
+        mcf.setResourceAdapter(adapter);
+        factory = (LeaseConnectionFactory) mcf.createConnectionFactory(new TestConnectionManager(tm));
+    }
+
+    /** Stops the adapter (as an undeploy or a crash between prepare and commit leaves it) and starts a new one. */
+    void restart() throws Exception {
+        adapter.stop();
+        context.close();
+        start();
+    }
+
+    ResourceManager rm() throws ResourceException {
+        return mcf.runtime().resourceManager();
+    }
+
+    LeaseConnection connection() throws Exception {
+        return factory.getConnection();
+    }
+
+    /** Every message of the log, sealed or not, in order. */
+    List<Message> messages() throws Exception {
+        List<Message> out = new ArrayList<>();
+        try (MessageStream s = mcf.runtime().store().read(ReadRequest.all("ledger"))) {
+            Message m;
+            while ((m = s.next()) != null) {
+                out.add(m);
+            }
+        } catch (org.leasehold.bag.UnknownLogException e) {
+            return out;
+        }
+        return out;
+    }
+
+    @Override
+    public void close() {
+        adapter.stop();
+        context.close();
+    }
+}

@@ -304,6 +304,7 @@ final class ResourceManager {
             String problem = upgradeAll(u);
             if (problem != null) {
                 abandon(u);
+                metrics.rolledBack();
                 throw xa(XAException.XA_RBROLLBACK, "prepare of " + u + " votes rollback: " + problem);
             }
             Instant at = time.now();
@@ -405,6 +406,7 @@ final class ResourceManager {
         String problem = upgradeAll(u);
         if (problem != null) {
             abandon(u);
+            metrics.rolledBack();
             throw xa(XAException.XA_RBROLLBACK, "one-phase commit of " + u + " rolled back: " + problem);
         }
         try {

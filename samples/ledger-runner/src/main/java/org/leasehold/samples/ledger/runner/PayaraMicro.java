@@ -1,0 +1,133 @@
+package org.leasehold.samples.ledger.runner;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One Payara Micro process for the sample: 127.0.0.1 only, clustering off, its domain, temporary files and the bag
+ * store under the run directory, the Leasehold adapter deployed first (post-boot commands) with a connection pool
+ * that sets only the bag store root (embedded defaults for everything else), then the ledger. Stopped on close.
+ */
+final class PayaraMicro implements AutoCloseable {
+    private final Process process;
+    private final int port;
+    private final Path log;
+
+    private PayaraMicro(Process process, int port, Path log) {
+        this.process = process;
+        this.port = port;
+        this.log = log;
+    }
+
+    static PayaraMicro start(Path sampleDir, Path run, int port, Duration timeout, PrintStream out)
+            throws IOException, InterruptedException {
+        Path store = Files.createDirectories(run.resolve("bag-store"));
+        Path tmp = Files.createDirectories(run.resolve("tmp"));
+        Path root = run.resolve("payara-root");
+        Path preboot = run.resolve("preboot.asadmin");
+        Path postboot = run.resolve("postboot.asadmin");
+        Files.writeString(preboot, String.join("\n",
+                "set configs.config.server-config.hazelcast-config-specific-configuration.enabled=false",
+                "set configs.config.server-config.network-config.network-listeners.network-listener.http-listener"
+                        + ".address=127.0.0.1", ""));
+        Files.writeString(postboot, String.join("\n",
+                "deploy --name leasehold " + sampleDir.resolve("leasehold.rar").toAbsolutePath(),
+                "create-connector-connection-pool --raname leasehold --connectiondefinition "
+                        + "org.leasehold.connector.LeaseConnectionFactory --transactionsupport XATransaction "
+                        + "--property BagStoreRoot=" + escape(store.toAbsolutePath().toString()) + " LedgerPool",
+                "create-connector-resource --poolname LedgerPool leasehold/Ledger", ""));
+        Path log = run.resolve("payara.log");
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+                "-Djava.io.tmpdir=" + tmp.toAbsolutePath(), "-jar", sampleDir.resolve("payara-micro.jar").toString(),
+                "--nocluster", "--port", String.valueOf(port), "--rootdir", root.toAbsolutePath().toString(),
+                "--prebootcommandfile", preboot.toString(), "--postbootcommandfile", postboot.toString(),
+                "--deploy", sampleDir.resolve("ledger.war").toAbsolutePath().toString()));
+        out.printf("Starting Payara Micro on 127.0.0.1:%d (log: %s)...%n", port, log);
+        long t0 = System.nanoTime();
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile())
+                .redirectInput(ProcessBuilder.Redirect.PIPE).start();
+        PayaraMicro micro = new PayaraMicro(p, port, log);
+        Runtime.getRuntime().addShutdownHook(new Thread(micro::stop, "stop-payara-micro"));
+        try {
+            micro.awaitReady(timeout);
+        } catch (IOException | RuntimeException | InterruptedException e) {
+            micro.close();
+            throw e;
+        }
+        out.printf("Payara Micro ready with the adapter and the ledger in %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        return micro;
+    }
+
+    /** asadmin property values escape the separator ':' and '='. */
+    private static String escape(String v) {
+        return v.replace("\\", "\\\\").replace(":", "\\:").replace("=", "\\=");
+    }
+
+    URI baseUri() {
+        return URI.create("http://127.0.0.1:" + port);
+    }
+
+    private void awaitReady(Duration timeout) throws IOException, InterruptedException {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        long end = System.nanoTime() + timeout.toNanos();
+        URI probe = URI.create(baseUri() + "/ledger/api/ledger/stats");
+        while (System.nanoTime() < end) {
+            if (!process.isAlive()) {
+                throw new IOException("Payara Micro exited with " + process.exitValue() + " while starting; the end of "
+                        + "its log:\n" + tail());
+            }
+            try {
+                HttpResponse<Void> r = http.send(HttpRequest.newBuilder(probe).timeout(Duration.ofSeconds(5)).build(),
+                        HttpResponse.BodyHandlers.discarding());
+                if (r.statusCode() == 200) {
+                    return;
+                }
+            } catch (IOException e) {
+                // Not listening yet.
+            }
+            Thread.sleep(500);
+        }
+        throw new IOException("Payara Micro was not ready after " + timeout + "; the end of its log:\n" + tail());
+    }
+
+    private String tail() {
+        try {
+            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+        } catch (IOException e) {
+            return "(log unreadable: " + e + ")";
+        }
+    }
+
+    private void stop() {
+        if (!process.isAlive()) {
+            return;
+        }
+        process.destroy();
+        try {
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void close() {
+        stop();
+    }
+}

@@ -6,9 +6,11 @@ import java.util.concurrent.atomic.LongAdder;
 import javax.management.JMException;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
+import javax.management.StandardMBean;
 
 import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
+import org.leasehold.connector.AdapterMetricsMBean;
 
 /**
  * Counters and latency histograms of one adapter runtime (HdrHistogram keeps the percentiles), registered as an MBean
@@ -42,7 +44,7 @@ public final class AdapterMetrics implements AdapterMetricsMBean {
             ObjectName n = new ObjectName("org.leasehold:type=Adapter,log=" + ObjectName.quote(log) + ",id="
                     + ObjectName.quote(id));
             if (!server.isRegistered(n)) {
-                server.registerMBean(this, n);
+                server.registerMBean(new StandardMBean(this, AdapterMetricsMBean.class), n);
                 name = n;
             }
         } catch (JMException | SecurityException e) {

@@ -29,6 +29,7 @@ import org.leasehold.bag.Message;
 import org.leasehold.bag.MessageStream;
 import org.leasehold.bag.ReadRequest;
 import org.leasehold.bag.StampedLease;
+import org.leasehold.connector.AdapterMetricsMBean;
 import org.leasehold.connector.LeaseConnection;
 import org.leasehold.connector.LeaseConnectionFactory;
 import org.leasehold.lease.LeaseBusyException;
@@ -144,7 +145,7 @@ public class LedgerResource {
     public Map<String, Object> stats() throws Exception {
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         Map<String, Object> out = new TreeMap<>();
-        Set<ObjectName> names = server.queryNames(new ObjectName("org.leasehold:type=Adapter,*"), null);
+        Set<ObjectName> names = server.queryNames(new ObjectName(AdapterMetricsMBean.OBJECT_NAME_PATTERN), null);
         for (ObjectName n : names) {
             for (MBeanAttributeInfo a : server.getMBeanInfo(n).getAttributes()) {
                 Object v = server.getAttribute(n, a.getName());

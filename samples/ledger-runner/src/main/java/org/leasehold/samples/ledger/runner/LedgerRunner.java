@@ -163,6 +163,11 @@ public final class LedgerRunner implements Callable<Integer> {
                         + stats.path("HeuristicHazards").asLong(),
                 stats.path("MessagesWritten").asLong(), stats.path("Renewals").asLong());
 
+        String metrics = get(http, server.baseUri() + "/metrics");
+        String published = metrics.lines().filter(l -> l.startsWith("leasehold_commits")).findFirst()
+                .orElse("(no leasehold_commits gauge)");
+        out.println("MicroProfile Metrics (/metrics): " + published);
+
         JsonNode check = json.readTree(get(http, base + "/check"));
         long expected = (long) accounts * openingBalance;
         boolean ok = check.path("ok").asBoolean() && check.path("total").asLong() == expected

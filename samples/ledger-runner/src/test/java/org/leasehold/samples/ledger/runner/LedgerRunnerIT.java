@@ -25,5 +25,6 @@ class LedgerRunnerIT {
         assertEquals(0, exit, text);
         assertTrue(text.contains("lease order: OK"), text);
         assertTrue(text.matches("(?s).*Transactions: [1-9][0-9]* committed.*"), text);
+        assertTrue(text.matches("(?s).*MicroProfile Metrics \\(/metrics\\): leasehold_commits\\S* [1-9].*"), text);
     }
 }

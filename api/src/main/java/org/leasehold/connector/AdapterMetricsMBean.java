@@ -1,10 +1,15 @@
-package org.leasehold.adapter;
+package org.leasehold.connector;
 
 /**
- * The adapter's figures over JMX ({@code org.leasehold:type=Adapter,log=<log>}); the CDI integration also publishes
- * them as MicroProfile Metrics where the server has them. Latencies are in microseconds since the adapter started.
+ * The resource adapter's figures, an MBean per log ({@code org.leasehold:type=Adapter,log=<log>,id=<writer>}); the
+ * CDI integration also publishes them as MicroProfile Metrics where the server has them. Counts and latency
+ * percentiles (microseconds) cover the time since the adapter started.
  */
 public interface AdapterMetricsMBean {
+
+    /** The MBean name pattern that matches every adapter's figures. */
+    String OBJECT_NAME_PATTERN = "org.leasehold:type=Adapter,*";
+
     long getAcquires();
 
     long getAcquireFailures();

@@ -893,6 +893,12 @@ public final class EmbeddedLeaseService implements LeaseService {
         MetadataEntry e = st == null ? null : st.endingOf(g.generation());
         String what = "'" + LeaseNames.printable(g.name()) + "' generation " + g.generation();
         if (e == null) {
+            long now = time.nowMicros();
+            long deadline = Micros.of(lease.deadline());
+            if (deadline <= now) {
+                // Its end dropped out of the bounded history, but its own deadline says it is over.
+                return expired(lease, deadline, now);
+            }
             return new StaleLeaseException(what + " is not a current grant of this service (" + serviceId
                     + "): it was released or replaced long ago, or never granted here");
         }

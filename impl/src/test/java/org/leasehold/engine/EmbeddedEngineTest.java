@@ -165,4 +165,39 @@ class EmbeddedEngineTest {
         assertThrows(IllegalArgumentException.class, () -> EngineConfig.defaults().withShards(3).validate());
         assertThrows(IllegalArgumentException.class, () -> EngineConfig.defaults().withMaxNamesPerRequest(1001).validate());
     }
+
+    @Test
+    void aLeaseWhoseEndLeftTheHistoryIsStillReportedExpired() throws Exception {
+        EmbeddedLeaseService small = new EmbeddedLeaseService(EngineConfig.defaults().withQuietPeriod(Duration.ZERO)
+                .withHistoryPerName(1), time);
+        try {
+            Lease old = small.acquire(LeaseRequest.builder(A, "h").leaseFor(Duration.ofSeconds(1)).build());
+            time.advance(Duration.ofSeconds(2));
+            for (int i = 0; i < 3; i++) {
+                small.release(small.acquire(LeaseRequest.builder(B, "h").build()), null, null);
+            }
+            assertThrows(org.leasehold.lease.LeaseExpiredException.class, () -> small.release(old, null, null));
+            assertThrows(org.leasehold.lease.LeaseExpiredException.class,
+                    () -> small.renewFor(old, Duration.ofSeconds(1)));
+        } finally {
+            small.close();
+        }
+    }
+
+    @Test
+    void aFencedEngineGrantsRenewsAndUpgradesNothing() throws Exception {
+        Lease held = engine.acquire(LeaseRequest.builder(A, "fenced").tentative().build());
+        engine.fenceAt(time.now().plusSeconds(1), "the owner could not confirm ownership");
+        engine.acquire(LeaseRequest.builder(B, "before-fence").build());
+        time.advance(Duration.ofSeconds(1));
+        org.leasehold.lease.LeaseServiceUnavailableException e = assertThrows(
+                org.leasehold.lease.LeaseServiceUnavailableException.class,
+                () -> engine.acquire(LeaseRequest.builder(C, "after-fence").build()));
+        assertTrue(e.getMessage().contains("could not confirm ownership"), e.getMessage());
+        assertThrows(org.leasehold.lease.LeaseServiceUnavailableException.class, () -> engine.upgrade(held, null));
+        assertThrows(org.leasehold.lease.LeaseServiceUnavailableException.class,
+                () -> engine.renewFor(held, Duration.ofSeconds(1)));
+        engine.fenceAt(time.now().plusSeconds(5), "confirmed again");
+        engine.acquire(LeaseRequest.builder(C, "after-fence").build());
+    }
 }

@@ -1,6 +1,9 @@
 package org.leasehold.samples.ledger;
 
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -9,13 +12,19 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.leasehold.bag.AppendRequest;
+import org.leasehold.bag.Appended;
+import org.leasehold.bag.LeaseStamp;
+import org.leasehold.bag.Message;
+import org.leasehold.bag.MessageStream;
+import org.leasehold.bag.ReadRequest;
+import org.leasehold.bag.StampedLease;
 import org.leasehold.engine.EmbeddedLeaseService;
 import org.leasehold.engine.EngineConfig;
 import org.leasehold.lease.HolderId;
@@ -23,6 +32,8 @@ import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseBusyException;
 import org.leasehold.lease.LeaseRequest;
 import org.leasehold.time.Micros;
+import org.leasehold.store.BagStoreConfig;
+import org.leasehold.store.FileBagStore;
 import org.leasehold.time.SystemTimeSource;
 
 import picocli.CommandLine;
@@ -32,11 +43,11 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * A ledger on the embedded lease service, no application server: many threads transfer money between accounts,
- * each transfer under the leases of both accounts, writing a journal entry with a timestamp inside its leases and
- * releasing with that timestamp as watermark. At the end the journal is replayed in timestamp order and checked:
- * money is conserved, no account ever goes negative, each account's entries follow its lease order, and the replay
- * gives the live balances.
+ * A ledger on the embedded lease service and a bag store, no application server: many threads transfer money
+ * between accounts, each transfer under the leases of both accounts, appending one entry to the store's log (the
+ * store picks a timestamp inside the leases) and releasing with that timestamp as watermark. At the end the log is
+ * read back from the store directory and replayed in order: money is conserved, no account ever goes negative, each
+ * account's entries follow its lease order, and the replay gives the live balances.
  */
 @Command(name = "standalone-ledger", mixinStandardHelpOptions = true,
         description = "Runs concurrent transfers under Leasehold leases and checks the journal.")
@@ -54,6 +65,10 @@ public final class StandaloneLedger implements Callable<Integer> {
 
     @Option(names = "--opening-balance", defaultValue = "1000", description = "Each account's opening balance.")
     long openingBalance;
+
+    @Option(names = "--data", defaultValue = "target/ledger-data",
+            description = "Directory for the bag store; each run writes a fresh store under it (default ${DEFAULT-VALUE}).")
+    Path data;
 
     @Spec
     CommandSpec spec;
@@ -78,7 +93,8 @@ public final class StandaloneLedger implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "need at least 2 accounts, 1 thread and a positive duration");
         }
-        ConcurrentLinkedQueue<Entry> journal = new ConcurrentLinkedQueue<>();
+        Path root = Files.createDirectories(data.resolve("run-" + System.nanoTime()));
+        List<Entry> journal;
         long[] live = new long[accounts];
         java.util.Arrays.fill(live, openingBalance);
         AtomicLong transfers = new AtomicLong();
@@ -90,7 +106,8 @@ public final class StandaloneLedger implements Callable<Integer> {
         // needed; a service shared by several processes keeps the default (max lease + grace).
         try (SystemTimeSource time = new SystemTimeSource("ledger-lease-timer");
                 EmbeddedLeaseService leases = new EmbeddedLeaseService(
-                        EngineConfig.defaults().withQuietPeriod(Duration.ZERO), time)) {
+                        EngineConfig.defaults().withQuietPeriod(Duration.ZERO), time);
+                FileBagStore store = FileBagStore.open(BagStoreConfig.defaults(root), time)) {
             Instant until = time.now().plus(duration);
             ExecutorService pool = Executors.newFixedThreadPool(threads);
             List<Future<?>> workers = new ArrayList<>();
@@ -121,16 +138,11 @@ public final class StandaloneLedger implements Callable<Integer> {
                             leases.release(lease, null, null);
                             continue;
                         }
-                        long t = Math.max(Micros.of(lease.floor()) + 1, time.nowMicros());
-                        if (t >= Micros.of(lease.deadline())) {
-                            leases.release(lease, null, null);
-                            continue;
-                        }
+                        byte[] entry = ("transfer " + from + " " + to + " " + amount).getBytes(StandardCharsets.UTF_8);
+                        Appended written = store.append(AppendRequest.of(LOG, LeaseStamp.of(lease), entry));
                         live[from] -= amount;
                         live[to] += amount;
-                        journal.add(new Entry(t, from, to, amount, lease.grant(account(from)).generation(),
-                                lease.grant(account(to)).generation(), worker));
-                        leases.release(lease, Micros.toInstant(t), "journal=in-memory");
+                        leases.release(lease, written.timestamp(), "log=" + LOG);
                         transfers.incrementAndGet();
                     }
                     return null;
@@ -140,16 +152,21 @@ public final class StandaloneLedger implements Callable<Integer> {
                 f.get();
             }
             pool.shutdown();
+            journal = readBack(store);
         }
 
         out.printf("Leasehold standalone ledger: %d accounts, %d threads, %s%n", accounts, threads, duration);
         out.printf("  transfers committed: %d (%.0f/s), declined for funds: %d, lease waits: %d, gave up waiting: %d%n",
                 transfers.get(), transfers.get() / (duration.toMillis() / 1000.0), declined.get(), waited.get(),
                 busy.get());
+        out.printf("  log '%s' in %s: %d entries read back%n", LOG, root, journal.size());
         List<String> problems = check(new ArrayList<>(journal), live);
+        if (journal.size() != transfers.get()) {
+            problems.add("the log holds " + journal.size() + " entries, " + transfers.get() + " were acknowledged");
+        }
         if (problems.isEmpty()) {
-            out.println("  check: journal replayed in timestamp order: money conserved, no account below zero, "
-                    + "entries in lease order, replay equals live balances: OK");
+            out.println("  check: log replayed in order: every acknowledged transfer read back once, money conserved, "
+                    + "no account below zero, entries in lease order, replay equals live balances: OK");
             return 0;
         }
         out.println("  check FAILED:");
@@ -157,8 +174,37 @@ public final class StandaloneLedger implements Callable<Integer> {
         return 1;
     }
 
+    static final String LOG = "ledger";
+
     static String account(int i) {
         return "ledger/account/" + i;
+    }
+
+    /** Every entry of the log, as the store returns it, with each account's lease generation. */
+    private static List<Entry> readBack(FileBagStore store) throws Exception {
+        List<Entry> entries = new ArrayList<>();
+        try (MessageStream messages = store.read(ReadRequest.all(LOG))) {
+            Message m;
+            while ((m = messages.next()) != null) {
+                String[] f = new String(m.payload(), StandardCharsets.UTF_8).split(" ");
+                int from = Integer.parseInt(f[1]);
+                int to = Integer.parseInt(f[2]);
+                long fromGen = 0;
+                long toGen = 0;
+                for (StampedLease l : m.leases()) {
+                    if (l.name().equals(account(from))) {
+                        fromGen = l.generation();
+                    } else if (l.name().equals(account(to))) {
+                        toGen = l.generation();
+                    }
+                }
+                entries.add(new Entry(Micros.of(m.timestamp()), from, to, Long.parseLong(f[3]), fromGen, toGen,
+                        m.writer()));
+            }
+        } catch (org.leasehold.bag.UnknownLogException e) {
+            return entries;
+        }
+        return entries;
     }
 
     /** Replays the journal in timestamp order and lists every broken rule. */

@@ -19,11 +19,13 @@ class StandaloneLedgerTest {
     void runsTransfersAndTheJournalChecksOut() {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
-        int exit = new CommandLine(new StandaloneLedger(out)).execute("--accounts=6", "--threads=4", "--duration=PT1S");
+        int exit = new CommandLine(new StandaloneLedger(out)).execute("--accounts=6", "--threads=4", "--duration=PT1S",
+                "--data=target/ledger-test-data");
         String text = bytes.toString(StandardCharsets.UTF_8);
         assertEquals(0, exit, text);
         assertTrue(text.contains(": OK"), text);
         assertTrue(text.matches("(?s).*transfers committed: [1-9][0-9]*.*"), text);
+        assertTrue(text.contains("entries read back"), text);
     }
 
     @Test

@@ -15,6 +15,7 @@ import jakarta.servlet.http.HttpServletResponse;
 @WebServlet(urlPatterns = {"/tx", "/rows"})
 public class CrashServlet extends HttpServlet {
     private static final long serialVersionUID = 1L;
+    private static final System.Logger LOG = System.getLogger(CrashServlet.class.getName());
 
     @EJB
     private CrashEjb ejb;
@@ -40,6 +41,7 @@ public class CrashServlet extends HttpServlet {
                     Boolean.parseBoolean(req.getParameter("halt")));
             resp.getWriter().print("committed");
         } catch (Exception e) {
+            LOG.log(System.Logger.Level.WARNING, "transaction " + text + " failed", e);
             resp.setStatus(500);
             resp.getWriter().print("failed: " + e);
         }

@@ -13,8 +13,9 @@ import jakarta.enterprise.concurrent.ManagedScheduledExecutorService;
 
 /**
  * Part of every test application: stops the server when the process that launched it (the test JVM) is gone. The
- * launcher stops its server on a normal end, a failure or SIGTERM; this covers a launcher killed outright, which
- * would otherwise leave an orphaned server behind.
+ * launcher stops its server on a normal end, a failure or SIGTERM; this covers a launcher killed outright (SIGKILL,
+ * an aborted build), which would otherwise leave an orphaned server behind. It starts with the application, so an
+ * orphan is stopped once its boot completes.
  */
 @Singleton
 @Startup
@@ -33,11 +34,20 @@ public class ParentWatchdog {
             return;
         }
         ProcessHandle launcher = parent.get();
-        LOG.log(System.Logger.Level.INFO, "watching launcher process {0}", launcher.pid());
+        String command = launcher.info().command().orElse("");
+        if (!command.endsWith("/java") && !command.endsWith("\\java.exe")) {
+            // The test JVM launches the server directly; a parent that is no JVM means the launcher died while the
+            // server was booting and the orphan was re-parented (to init or a subreaper).
+            LOG.log(System.Logger.Level.ERROR, "the launcher of this server is gone (its parent is now process "
+                    + launcher.pid() + ", " + command + "): halting");
+            Runtime.getRuntime().halt(86);
+        }
+        LOG.log(System.Logger.Level.INFO, "watching launcher process " + launcher.pid() + " (this server is process "
+                + ProcessHandle.current().pid() + ")");
         check = scheduler.scheduleWithFixedDelay(() -> {
             if (!launcher.isAlive()) {
-                LOG.log(System.Logger.Level.ERROR, "the launcher process {0} is gone: halting this server",
-                        launcher.pid());
+                LOG.log(System.Logger.Level.ERROR, "the launcher process " + launcher.pid()
+                        + " is gone: halting this server");
                 Runtime.getRuntime().halt(86);
             }
         }, 1, 1, TimeUnit.SECONDS);

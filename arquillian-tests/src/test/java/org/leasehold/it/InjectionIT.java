@@ -21,6 +21,7 @@ import org.leasehold.connector.ConnectorException;
 import org.leasehold.connector.LeaseConnectionFactory;
 import org.leasehold.it.app.LeasedLedgerBean;
 import org.leasehold.it.app.LeasedLedgerEjb;
+import org.leasehold.it.app.TransferBatch;
 import org.leasehold.it.check.Stored;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseKind;
@@ -39,7 +40,7 @@ class InjectionIT {
     @Deployment
     static WebArchive app() {
         return Deployments.war("injection.war")
-                .addClasses(LeasedLedgerEjb.class, LeasedLedgerBean.class)
+                .addClasses(LeasedLedgerEjb.class, LeasedLedgerBean.class, TransferBatch.class)
                 .addAsLibraries(Deployments.microFile("leasehold-cdi.jar"))
                 .addAsResource(new StringAsset("leasehold.connection-factory=" + FACTORY + "\n"),
                         "META-INF/microprofile-config.properties");
@@ -49,6 +50,8 @@ class InjectionIT {
     private LeasedLedgerEjb ejb;
     @Inject
     private LeasedLedgerBean bean;
+    @Inject
+    private TransferBatch batch;
 
     private static LogChecker.Result stored() throws Exception {
         LogChecker.Result r = Stored.log(Stored.itRoot(), LOG);
@@ -115,6 +118,33 @@ class InjectionIT {
         assertEquals(List.of(), Stored.withText(r, "cdi " + a + "->" + b + " 99"));
         storedOnce(r, "cdi " + a + "->" + b + " 1");
         assertEquals(List.of("cdi " + a + "->" + b + " 1"), bean.history(a));
+    }
+
+    @Test
+    void twoLeasedCallsInOneTransactionCommitAndRollBackTogether() throws Exception {
+        String run = uid();
+        String a = run + "-a";
+        String b = run + "-b";
+        String c = run + "-c";
+        assertThrows(IllegalStateException.class, () -> batch.twoTransfers(a, b, c, true));
+        LogChecker.Result afterFailure = stored();
+        assertEquals(List.of(), Stored.withText(afterFailure, "cdi " + a + "->" + b + " 1"));
+        assertEquals(List.of(), Stored.withText(afterFailure, "cdi " + b + "->" + c + " 2"));
+
+        List<List<Lease>> held = batch.twoTransfers(a, b, c, false);
+        LogChecker.Result r = stored();
+        LogChecker.Msg first = storedOnce(r, "cdi " + a + "->" + b + " 1");
+        LogChecker.Msg second = storedOnce(r, "cdi " + b + "->" + c + " 2");
+        // One transaction, one branch of the adapter: one frame, one timestamp, every lease of both calls.
+        assertEquals(first.timestamp(), second.timestamp(), "one transaction is one frame");
+        assertEquals(first.offset(), second.offset(), "one transaction is one frame");
+        for (String account : List.of(a, b, c)) {
+            assertTrue(first.generationOf("account/" + account) > 0, () -> "lease on " + account + " missing from "
+                    + first.leases());
+        }
+        assertEquals(held.get(1).get(held.get(1).size() - 1).grant("account/" + c).generation(),
+                first.generationOf("account/" + c));
+        assertEquals(List.of("cdi " + a + "->" + b + " 1", "cdi " + b + "->" + c + " 2"), bean.history(b));
     }
 
     @Test

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.leasehold.connector.ConnectorException;
 import org.leasehold.connector.LeaseConnectionFactory;
+import org.leasehold.it.app.AppDefinedLedger;
 import org.leasehold.it.app.LeasedLedgerBean;
 import org.leasehold.it.app.LeasedLedgerEjb;
 import org.leasehold.it.app.TransferBatch;
@@ -36,14 +37,35 @@ import org.leasehold.store.check.LogChecker;
 class InjectionIT {
     private static final String LOG = "cdi";
     private static final String FACTORY = "eis/leasehold/cdi";
+    private static final String APP_LOG = "app";
+
+    @Inject
+    private AppDefinedLedger appDefined;
 
     @Deployment
     static WebArchive app() {
         return Deployments.war("injection.war")
                 .addClasses(LeasedLedgerEjb.class, LeasedLedgerBean.class, TransferBatch.class)
                 .addAsLibraries(Deployments.microFile("leasehold-cdi.jar"))
+                .addClass(AppDefinedLedger.class)
                 .addAsResource(new StringAsset("leasehold.connection-factory=" + FACTORY + "\n"),
-                        "META-INF/microprofile-config.properties");
+                        "META-INF/microprofile-config.properties")
+                .setWebXML(new StringAsset(webXml()));
+    }
+
+    /** A connection factory defined by the application itself, on the adapter deployed as 'leasehold'. */
+    private static String webXml() {
+        return "<web-app xmlns=\"https://jakarta.ee/xml/ns/jakartaee\" version=\"6.0\">\n"
+                + "  <connection-factory>\n"
+                + "    <name>" + LeaseConnectionFactory.DEFAULT_JNDI_NAME + "</name>\n"
+                + "    <interface-name>" + LeaseConnectionFactory.class.getName() + "</interface-name>\n"
+                + "    <resource-adapter>leasehold</resource-adapter>\n"
+                + "    <transaction-support>XATransaction</transaction-support>\n"
+                + "    <property><name>BagStoreRoot</name><value>" + Stored.itRoot() + "</value></property>\n"
+                + "    <property><name>Log</name><value>" + APP_LOG + "</value></property>\n"
+                + "    <property><name>WriterId</name><value>it-app</value></property>\n"
+                + "  </connection-factory>\n"
+                + "</web-app>\n";
     }
 
     @EJB
@@ -164,6 +186,18 @@ class InjectionIT {
     void aLeaseNameFromANullArgumentFailsClearly() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> bean.touch(null));
         assertTrue(e.getMessage().contains("argument 0 is null"), e.getMessage());
+    }
+
+    @Test
+    void aConnectionFactoryDefinedByTheApplicationWorks() throws Exception {
+        String account = uid();
+        assertEquals(APP_LOG, appDefined.logName(account));
+        List<Lease> held = appDefined.deposit(account, 5);
+        LogChecker.Result r = Stored.log(Stored.itRoot(), APP_LOG);
+        assertEquals(List.of(), r.violations());
+        LogChecker.Msg m = storedOnce(r, "deposit " + account + " 5");
+        assertEquals(held.get(0).grant("account/" + account).generation(), m.generationOf("account/" + account));
+        assertEquals(List.of(), Stored.withText(stored(), "deposit " + account + " 5"), "not in the pool's log");
     }
 
     @Test

@@ -13,7 +13,7 @@ public final class Stored {
     private Stored() {
     }
 
-    /** The bag store root of the Arquillian tests' server (a system property of that server). */
+    /** The bag store root of the Arquillian tests' server (a system property of that server and of the test JVM). */
     public static Path itRoot() {
         String root = System.getProperty("leasehold.it.store");
         if (root == null) {

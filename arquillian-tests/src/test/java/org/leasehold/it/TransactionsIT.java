@@ -224,8 +224,9 @@ class TransactionsIT {
         long waitedMillis = (granted - asked) / 1_000_000;
         System.out.printf("contention: the second transaction waited %d ms for the lease (the first held it %d ms)%n",
                 waitedMillis, holdMillis);
-        assertTrue(granted > firstCommitStarted.get(), "the second was granted before the first began to commit");
-        assertTrue(waitedMillis >= holdMillis / 3, "the second did not wait: " + waitedMillis + " ms");
+        assertTrue(asked < firstCommitStarted.get(), "the second asked only after the first had begun to commit: "
+                + "the test proves nothing (is the machine overloaded?)");
+        assertTrue(granted > firstCommitStarted.get(), "the second was granted while the first still held the lease");
         assertEquals(LeaseKind.TENTATIVE, second.kind(), "inside a transaction, leases are tentative until prepare");
 
         LogChecker.Result r = stored();

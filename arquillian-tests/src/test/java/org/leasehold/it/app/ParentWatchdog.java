@@ -35,7 +35,7 @@ public class ParentWatchdog {
         }
         ProcessHandle launcher = parent.get();
         String command = launcher.info().command().orElse("");
-        if (!command.endsWith("/java") && !command.endsWith("\\java.exe")) {
+        if (!command.isEmpty() && !command.endsWith("/java") && !command.endsWith("\\java.exe")) {
             // The test JVM launches the server directly; a parent that is no JVM means the launcher died while the
             // server was booting and the orphan was re-parented (to init or a subreaper).
             LOG.log(System.Logger.Level.ERROR, "the launcher of this server is gone (its parent is now process "

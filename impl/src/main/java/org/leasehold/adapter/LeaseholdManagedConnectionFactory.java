@@ -33,37 +33,19 @@ public final class LeaseholdManagedConnectionFactory
         implements ManagedConnectionFactory, ResourceAdapterAssociation, TransactionSupport {
     private static final long serialVersionUID = 1L;
 
-    @ConfigProperty(description = "Root directory of the bag store: a shared file system mount for a fleet. Required.")
     private String bagStoreRoot;
-    @ConfigProperty(defaultValue = "default", description = "The log connections append to.")
     private String log = "default";
-    @ConfigProperty(defaultValue = "embedded",
-            description = "'embedded' (one server owns the log) or 'remote:<host:port>[,...]' (a lease server).")
     private String leaseService = "embedded";
-    @ConfigProperty(defaultValue = "10000", description = "Maximum lease duration in milliseconds.")
     private Long maxLeaseMillis = 10_000L;
-    @ConfigProperty(defaultValue = "2000", description = "Grace after a bucket's end and after an expiry, in milliseconds.")
     private Long graceMillis = 2_000L;
-    @ConfigProperty(defaultValue = "500", description = "Bound on clock error between servers, in milliseconds.")
     private Long maxClockErrorMillis = 500L;
-    @ConfigProperty(defaultValue = "1000", description = "Width of a time bucket in milliseconds (divides a day).")
     private Long bucketMillis = 1_000L;
-    @ConfigProperty(defaultValue = "every-batch",
-            description = "When data files are forced: 'every-batch', 'interval:<millis>' or 'never'.")
     private String flushPolicy = "every-batch";
-    @ConfigProperty(description = "Writer identity; empty for <host>-<instance>.")
     private String writerId = "";
-    @ConfigProperty(description = "Process part of lease holder identities; empty for the writer identity.")
     private String processId = "";
-    @ConfigProperty(defaultValue = "5000", description = "How long an acquire waits by default, in milliseconds.")
     private Long defaultWaitMillis = 5_000L;
-    @ConfigProperty(defaultValue = "100", description = "Most lease names one transaction or connection may hold.")
     private Integer maxNamesPerUnit = 100;
-    @ConfigProperty(defaultValue = "1000",
-            description = "Prepare votes rollback when a lease has less than this left, in milliseconds.")
     private Long minTimeLeftAtPrepareMillis = 1_000L;
-    @ConfigProperty(defaultValue = "8000",
-            description = "Embedded mode: how long the log's ownership survives without a heartbeat, in milliseconds.")
     private Long ownerTtlMillis = 8_000L;
 
     private transient LeaseholdResourceAdapter adapter;
@@ -150,11 +132,16 @@ public final class LeaseholdManagedConnectionFactory
     }
 
     // ------------------------------------------------------------------------------------------------ properties
+    // The annotations are on the setters, not the fields: servers name a field's property after the field
+    // ("maxLeaseMillis") but a setter's after the JavaBean property ("MaxLeaseMillis"), the name pools use. With
+    // field annotations, Payara kept the annotation's default under the lower-case name beside the pool's value and
+    // applied both in no particular order, so pool values were silently lost.
 
     public String getBagStoreRoot() {
         return bagStoreRoot;
     }
 
+    @ConfigProperty(description = "Root directory of the bag store: a shared file system mount for a fleet. Required.")
     public void setBagStoreRoot(String v) {
         bagStoreRoot = v;
     }
@@ -163,6 +150,7 @@ public final class LeaseholdManagedConnectionFactory
         return log;
     }
 
+    @ConfigProperty(defaultValue = "default", description = "The log connections append to.")
     public void setLog(String v) {
         log = v;
     }
@@ -171,6 +159,8 @@ public final class LeaseholdManagedConnectionFactory
         return leaseService;
     }
 
+    @ConfigProperty(defaultValue = "embedded",
+            description = "'embedded' (one server owns the log) or 'remote:<host:port>[,...]' (a lease server).")
     public void setLeaseService(String v) {
         leaseService = v;
     }
@@ -179,6 +169,7 @@ public final class LeaseholdManagedConnectionFactory
         return maxLeaseMillis;
     }
 
+    @ConfigProperty(defaultValue = "10000", description = "Maximum lease duration in milliseconds.")
     public void setMaxLeaseMillis(Long v) {
         maxLeaseMillis = v;
     }
@@ -187,6 +178,7 @@ public final class LeaseholdManagedConnectionFactory
         return graceMillis;
     }
 
+    @ConfigProperty(defaultValue = "2000", description = "Grace after a bucket's end and after an expiry, in milliseconds.")
     public void setGraceMillis(Long v) {
         graceMillis = v;
     }
@@ -195,6 +187,7 @@ public final class LeaseholdManagedConnectionFactory
         return maxClockErrorMillis;
     }
 
+    @ConfigProperty(defaultValue = "500", description = "Bound on clock error between servers, in milliseconds.")
     public void setMaxClockErrorMillis(Long v) {
         maxClockErrorMillis = v;
     }
@@ -203,6 +196,7 @@ public final class LeaseholdManagedConnectionFactory
         return bucketMillis;
     }
 
+    @ConfigProperty(defaultValue = "1000", description = "Width of a time bucket in milliseconds (divides a day).")
     public void setBucketMillis(Long v) {
         bucketMillis = v;
     }
@@ -211,6 +205,8 @@ public final class LeaseholdManagedConnectionFactory
         return flushPolicy;
     }
 
+    @ConfigProperty(defaultValue = "every-batch",
+            description = "When data files are forced: 'every-batch', 'interval:<millis>' or 'never'.")
     public void setFlushPolicy(String v) {
         flushPolicy = v;
     }
@@ -219,6 +215,7 @@ public final class LeaseholdManagedConnectionFactory
         return writerId;
     }
 
+    @ConfigProperty(description = "Writer identity; empty for <host>-<instance>.")
     public void setWriterId(String v) {
         writerId = v;
     }
@@ -227,6 +224,7 @@ public final class LeaseholdManagedConnectionFactory
         return processId;
     }
 
+    @ConfigProperty(description = "Process part of lease holder identities; empty for the writer identity.")
     public void setProcessId(String v) {
         processId = v;
     }
@@ -235,6 +233,7 @@ public final class LeaseholdManagedConnectionFactory
         return defaultWaitMillis;
     }
 
+    @ConfigProperty(defaultValue = "5000", description = "How long an acquire waits by default, in milliseconds.")
     public void setDefaultWaitMillis(Long v) {
         defaultWaitMillis = v;
     }
@@ -243,6 +242,7 @@ public final class LeaseholdManagedConnectionFactory
         return maxNamesPerUnit;
     }
 
+    @ConfigProperty(defaultValue = "100", description = "Most lease names one transaction or connection may hold.")
     public void setMaxNamesPerUnit(Integer v) {
         maxNamesPerUnit = v;
     }
@@ -251,6 +251,8 @@ public final class LeaseholdManagedConnectionFactory
         return minTimeLeftAtPrepareMillis;
     }
 
+    @ConfigProperty(defaultValue = "1000",
+            description = "Prepare votes rollback when a lease has less than this left, in milliseconds.")
     public void setMinTimeLeftAtPrepareMillis(Long v) {
         minTimeLeftAtPrepareMillis = v;
     }
@@ -259,6 +261,8 @@ public final class LeaseholdManagedConnectionFactory
         return ownerTtlMillis;
     }
 
+    @ConfigProperty(defaultValue = "8000",
+            description = "Embedded mode: how long the log's ownership survives without a heartbeat, in milliseconds.")
     public void setOwnerTtlMillis(Long v) {
         ownerTtlMillis = v;
     }

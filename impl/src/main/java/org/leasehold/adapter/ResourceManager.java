@@ -137,11 +137,36 @@ final class ResourceManager {
 
     // ------------------------------------------------------------------------------------------------ calls
 
-    Lease acquire(UnitOfWork u, LeaseOptions o) throws LeaseholdException {
+    /**
+     * Takes the leases {@code o} asks for, for {@code u}. Names {@code u} already holds (from an earlier acquire of the
+     * same transaction, say a nested {@code @Leased} method) are kept as granted, not taken again; if it holds them
+     * all, the lease holding the first name is returned.
+     */
+    Lease acquire(UnitOfWork u, LeaseOptions options) throws LeaseholdException {
+        LeaseOptions o = options;
         checkUsable(u);
         if (u.state() != UnitOfWork.State.ACTIVE) {
             throw new ConnectorException(u + " is already " + u.state().name().toLowerCase(java.util.Locale.ROOT)
                     + ": take leases before the transaction completes");
+        }
+        // Names this unit already holds are not asked for again: the lease service would treat a second request by
+        // the same holder as taking the name again, ending the first grant, and the unit's prepare would fail.
+        List<String> wanted = new ArrayList<>(o.names().size());
+        for (String name : o.names()) {
+            Lease held = u.leaseOn(name);
+            if (held == null) {
+                wanted.add(name);
+            } else if (!held.mode().equals(o.mode())) {
+                throw new InvalidLeaseRequestException(InvalidLeaseRequestException.Reason.DUPLICATE_NAME, u
+                        + " already holds '" + name + "' in mode " + held.mode() + " and cannot also take it in mode "
+                        + o.mode() + ": ask for each name in one mode per transaction");
+            }
+        }
+        if (wanted.isEmpty() && !o.names().isEmpty()) {
+            return u.leaseOn(o.names().get(0));
+        }
+        if (wanted.size() < o.names().size()) {
+            o = new LeaseOptions(wanted, o.mode(), o.maxWait(), o.leaseTime());
         }
         int total = u.nameCount() + o.names().size();
         if (total > config.maxNamesPerUnit()) {

@@ -7,6 +7,7 @@ import java.util.List;
 import org.leasehold.bag.LeaseStamp;
 import org.leasehold.lease.HolderId;
 import org.leasehold.lease.Lease;
+import org.leasehold.lease.LeaseGrant;
 
 /**
  * What one transaction branch (or local transaction, or connection outside a transaction) holds: its leases, the
@@ -51,6 +52,18 @@ final class UnitOfWork {
             n += l.grants().size();
         }
         return n;
+    }
+
+    /** The lease of this unit that covers {@code name}, or null. */
+    synchronized Lease leaseOn(String name) {
+        for (Lease l : leases) {
+            for (LeaseGrant g : l.grants()) {
+                if (g.name().equals(name)) {
+                    return l;
+                }
+            }
+        }
+        return null;
     }
 
     synchronized void add(Lease lease) {

@@ -10,7 +10,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -30,9 +32,12 @@ import org.junit.jupiter.api.Test;
 import org.leasehold.bag.Message;
 import org.leasehold.bag.StampedLease;
 import org.leasehold.connector.LeaseConnection;
+import org.leasehold.connector.LeaseOptions;
+import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseKind;
 import org.leasehold.lease.LeaseLostException;
+import org.leasehold.lease.LeaseMode;
 
 /**
  * The adapter's transaction paths, run for real: the Narayana transaction manager drives two-phase commit (with a
@@ -246,6 +251,38 @@ class AdapterTransactionTest {
         assertEquals(List.of("first", "second"), written.stream().map(AdapterTransactionTest::text).toList());
         assertTrue(written.get(1).timestamp().isAfter(written.get(0).timestamp()));
         assertTrue(written.get(1).leases().get(0).generation() > written.get(0).leases().get(0).generation());
+    }
+
+    @Test
+    void namesATransactionAlreadyHoldsAreKeptNotTakenAgain() throws Exception {
+        fx.tm.begin();
+        Lease outer;
+        Lease again;
+        Lease overlapping;
+        try (LeaseConnection c = fx.connection()) {
+            outer = c.acquire("nest/a", "nest/b");
+            c.append(bytes("outer"));
+        }
+        try (LeaseConnection c = fx.connection()) {
+            again = c.acquire("nest/b");
+            overlapping = c.acquire("nest/b", "nest/c");
+            c.append(bytes("inner"));
+            InvalidLeaseRequestException otherMode = assertThrows(InvalidLeaseRequestException.class,
+                    () -> c.acquire(LeaseOptions.of("nest/a").mode(LeaseMode.SHARED)));
+            assertTrue(otherMode.getMessage().contains("already holds 'nest/a'"), otherMode.getMessage());
+        }
+        fx.tm.commit();
+        assertEquals(outer, again, "a name held already is answered with the lease that holds it");
+        assertEquals(List.of("nest/c"), overlapping.names(), "only the new name is taken");
+        List<Message> written = fx.messages();
+        assertEquals(List.of("outer", "inner"), written.stream().map(AdapterTransactionTest::text).toList());
+        assertEquals(written.get(0).timestamp(), written.get(1).timestamp(), "one transaction, one frame");
+        Map<String, Long> stored = new HashMap<>();
+        for (StampedLease l : written.get(0).leases()) {
+            stored.put(l.name(), l.generation());
+        }
+        assertEquals(Map.of("nest/a", outer.grant("nest/a").generation(), "nest/b", outer.grant("nest/b").generation(),
+                "nest/c", overlapping.grant("nest/c").generation()), stored);
     }
 
     @Test

@@ -1,0 +1,212 @@
+package org.leasehold.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.leasehold.it.Lookups.micros;
+import static org.leasehold.it.Lookups.uid;
+
+import java.util.List;
+
+import jakarta.ejb.EJB;
+import jakarta.inject.Inject;
+
+import org.jboss.arquillian.container.test.api.Deployment;
+import org.jboss.arquillian.junit5.ArquillianExtension;
+import org.jboss.shrinkwrap.api.asset.StringAsset;
+import org.jboss.shrinkwrap.api.spec.WebArchive;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.leasehold.connector.ConnectorException;
+import org.leasehold.connector.LeaseConnectionFactory;
+import org.leasehold.it.app.AppDefinedLedger;
+import org.leasehold.it.app.LeasedLedgerBean;
+import org.leasehold.it.app.LeasedLedgerEjb;
+import org.leasehold.it.app.TransferBatch;
+import org.leasehold.it.check.Stored;
+import org.leasehold.lease.Lease;
+import org.leasehold.lease.LeaseKind;
+import org.leasehold.store.check.LogChecker;
+
+/**
+ * The CDI integration on Payara Micro: {@code @Leased} on an EJB and on a {@code @Transactional} CDI bean, with an
+ * injected {@code LeaseLog}. The application bundles only the leasehold-cdi jar; it finds the connection factory
+ * through the MicroProfile Config property {@code leasehold.connection-factory}.
+ */
+@ExtendWith(ArquillianExtension.class)
+class InjectionIT {
+    private static final String LOG = "cdi";
+    private static final String FACTORY = "eis/leasehold/cdi";
+    private static final String APP_LOG = "app";
+
+    @Inject
+    private AppDefinedLedger appDefined;
+
+    @Deployment
+    static WebArchive app() {
+        return Deployments.war("injection.war")
+                .addClasses(LeasedLedgerEjb.class, LeasedLedgerBean.class, TransferBatch.class)
+                .addAsLibraries(Deployments.microFile("leasehold-cdi.jar"))
+                .addClass(AppDefinedLedger.class)
+                .addAsResource(new StringAsset("leasehold.connection-factory=" + FACTORY + "\n"),
+                        "META-INF/microprofile-config.properties")
+                .setWebXML(new StringAsset(webXml()));
+    }
+
+    /** A connection factory defined by the application itself, on the adapter deployed as 'leasehold'. */
+    private static String webXml() {
+        return "<web-app xmlns=\"https://jakarta.ee/xml/ns/jakartaee\" version=\"6.0\">\n"
+                + "  <connection-factory>\n"
+                + "    <name>" + LeaseConnectionFactory.DEFAULT_JNDI_NAME + "</name>\n"
+                + "    <interface-name>" + LeaseConnectionFactory.class.getName() + "</interface-name>\n"
+                + "    <resource-adapter>leasehold</resource-adapter>\n"
+                + "    <transaction-support>XATransaction</transaction-support>\n"
+                + "    <property><name>BagStoreRoot</name><value>" + Stored.itRoot() + "</value></property>\n"
+                + "    <property><name>Log</name><value>" + APP_LOG + "</value></property>\n"
+                + "    <property><name>WriterId</name><value>it-app</value></property>\n"
+                + "  </connection-factory>\n"
+                + "</web-app>\n";
+    }
+
+    @EJB
+    private LeasedLedgerEjb ejb;
+    @Inject
+    private LeasedLedgerBean bean;
+    @Inject
+    private TransferBatch batch;
+
+    private static LogChecker.Result stored() throws Exception {
+        LogChecker.Result r = Stored.log(Stored.itRoot(), LOG);
+        assertEquals(List.of(), r.violations(), "the log breaks the format");
+        return r;
+    }
+
+    private static LogChecker.Msg storedOnce(LogChecker.Result r, String text) {
+        List<LogChecker.Msg> found = Stored.withText(r, text);
+        assertEquals(1, found.size(), () -> "'" + text + "' should be stored exactly once: " + found);
+        return found.get(0);
+    }
+
+    /** The one lease of a transfer, covering both accounts, taken inside the method's transaction. */
+    private static Lease transferLease(List<Lease> held, String from, String to) {
+        assertEquals(1, held.size(), () -> "leases held: " + held);
+        Lease l = held.get(0);
+        assertEquals(List.of("account/" + from, "account/" + to).stream().sorted().toList(), l.names());
+        assertEquals(LeaseKind.TENTATIVE, l.kind(), "the interceptor must run inside the method's transaction");
+        return l;
+    }
+
+    @Test
+    void leasedMethodsOfAnEjbAndACdiBeanAppendUnderBothLeasesInLeaseOrder() throws Exception {
+        String run = uid();
+        String a = run + "-a";
+        String b = run + "-b";
+        Lease first = transferLease(ejb.transfer(a, b, 10), a, b);
+        Lease second = transferLease(bean.transfer(b, a, 7, false), b, a);
+        Lease third = transferLease(ejb.transfer(a, b, 3), a, b);
+
+        LogChecker.Result r = stored();
+        LogChecker.Msg m1 = storedOnce(r, "ejb " + a + "->" + b + " 10");
+        LogChecker.Msg m2 = storedOnce(r, "cdi " + b + "->" + a + " 7");
+        LogChecker.Msg m3 = storedOnce(r, "ejb " + a + "->" + b + " 3");
+        List<Lease> leases = List.of(first, second, third);
+        List<LogChecker.Msg> msgs = List.of(m1, m2, m3);
+        for (int i = 0; i < 3; i++) {
+            for (String account : List.of(a, b)) {
+                String name = "account/" + account;
+                assertEquals(leases.get(i).grant(name).generation(), msgs.get(i).generationOf(name));
+                if (i > 0) {
+                    assertTrue(msgs.get(i).timestamp() > msgs.get(i - 1).timestamp(), "lease order");
+                    assertEquals(msgs.get(i - 1).timestamp(), micros(leases.get(i).grant(name).floor()),
+                            "each transfer's floor is the previous transfer's watermark");
+                }
+            }
+        }
+        // Read back through the injected log, inside a @Leased method.
+        assertEquals(List.of("ejb " + a + "->" + b + " 10", "cdi " + b + "->" + a + " 7", "ejb " + a + "->" + b + " 3"),
+                bean.history(a));
+    }
+
+    @Test
+    void aFailingTransactionalCdiMethodWritesNothing() throws Exception {
+        String run = uid();
+        String a = run + "-a";
+        String b = run + "-b";
+        IllegalStateException failed = assertThrows(IllegalStateException.class, () -> bean.transfer(a, b, 99, true));
+        assertTrue(failed.getMessage().contains("forced failure"), failed.getMessage());
+        bean.transfer(a, b, 1, false);
+
+        LogChecker.Result r = stored();
+        assertEquals(List.of(), Stored.withText(r, "cdi " + a + "->" + b + " 99"));
+        storedOnce(r, "cdi " + a + "->" + b + " 1");
+        assertEquals(List.of("cdi " + a + "->" + b + " 1"), bean.history(a));
+    }
+
+    @Test
+    void twoLeasedCallsInOneTransactionCommitAndRollBackTogether() throws Exception {
+        String run = uid();
+        String a = run + "-a";
+        String b = run + "-b";
+        String c = run + "-c";
+        assertThrows(IllegalStateException.class, () -> batch.twoTransfers(a, b, c, true));
+        LogChecker.Result afterFailure = stored();
+        assertEquals(List.of(), Stored.withText(afterFailure, "cdi " + a + "->" + b + " 1"));
+        assertEquals(List.of(), Stored.withText(afterFailure, "cdi " + b + "->" + c + " 2"));
+
+        List<List<Lease>> held = batch.twoTransfers(a, b, c, false);
+        LogChecker.Result r = stored();
+        LogChecker.Msg first = storedOnce(r, "cdi " + a + "->" + b + " 1");
+        LogChecker.Msg second = storedOnce(r, "cdi " + b + "->" + c + " 2");
+        // One transaction, one branch of the adapter: one frame, one timestamp, every lease of both calls.
+        assertEquals(first.timestamp(), second.timestamp(), "one transaction is one frame");
+        assertEquals(first.offset(), second.offset(), "one transaction is one frame");
+        for (String account : List.of(a, b, c)) {
+            assertTrue(first.generationOf("account/" + account) > 0, () -> "lease on " + account + " missing from "
+                    + first.leases());
+        }
+        assertEquals(held.get(1).get(held.get(1).size() - 1).grant("account/" + c).generation(),
+                first.generationOf("account/" + c));
+        assertEquals(List.of("cdi " + a + "->" + b + " 1", "cdi " + b + "->" + c + " 2"), bean.history(b));
+    }
+
+    @Test
+    void appendsOutsideALeasedMethodFailClearly() throws Exception {
+        String run = uid();
+        ConnectorException fromCdi = assertThrows(ConnectorException.class,
+                () -> bean.appendWithoutLeases(run + "-cdi-unleased"));
+        ConnectorException fromEjb = assertThrows(ConnectorException.class,
+                () -> ejb.appendWithoutLeases(run + "-ejb-unleased"));
+        for (ConnectorException e : List.of(fromCdi, fromEjb)) {
+            assertTrue(e.getMessage().contains("no @Leased method is running"), e.getMessage());
+        }
+        assertEquals(List.of(), Stored.startingWith(stored(), run), "nothing was written");
+    }
+
+    @Test
+    void aLeaseNameFromANullArgumentFailsClearly() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> bean.touch(null));
+        assertTrue(e.getMessage().contains("argument 0 is null"), e.getMessage());
+    }
+
+    @Test
+    void aConnectionFactoryDefinedByTheApplicationWorks() throws Exception {
+        String account = uid();
+        assertEquals(APP_LOG, appDefined.logName(account));
+        List<Lease> held = appDefined.deposit(account, 5);
+        LogChecker.Result r = Stored.log(Stored.itRoot(), APP_LOG);
+        assertEquals(List.of(), r.violations());
+        LogChecker.Msg m = storedOnce(r, "deposit " + account + " 5");
+        assertEquals(held.get(0).grant("account/" + account).generation(), m.generationOf("account/" + account));
+        assertEquals(List.of(), Stored.withText(stored(), "deposit " + account + " 5"), "not in the pool's log");
+    }
+
+    @Test
+    void theApiComesFromTheResourceAdapterNotTheApplication() throws Exception {
+        ClassLoader app = Thread.currentThread().getContextClassLoader();
+        ClassLoader api = LeaseConnectionFactory.class.getClassLoader();
+        assertTrue(api != app, "the api must not be loaded from the application");
+        Object factory = Lookups.lookup(FACTORY);
+        assertTrue(factory instanceof LeaseConnectionFactory, () -> factory + " from " + factory.getClass()
+                .getClassLoader() + " is not a LeaseConnectionFactory of " + api);
+    }
+}

@@ -1,0 +1,39 @@
+package org.leasehold.it.app;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.transaction.Transactional;
+
+import org.leasehold.LeaseholdException;
+import org.leasehold.connector.LeaseConnectionFactory;
+import org.leasehold.connector.LeaseLog;
+import org.leasehold.inject.Leased;
+import org.leasehold.lease.Lease;
+
+/**
+ * Uses a connection factory the application defines itself (in its web.xml, the descriptor twin of
+ * {@code @ConnectionFactoryDefinition}) at the CDI integration's default name, named explicitly with
+ * {@code @Leased(factory = ...)}.
+ */
+@ApplicationScoped
+public class AppDefinedLedger {
+    @Inject
+    private LeaseLog log;
+
+    @Transactional
+    @Leased(value = "account/{0}", factory = LeaseConnectionFactory.DEFAULT_JNDI_NAME)
+    public List<Lease> deposit(String account, long amount) throws LeaseholdException {
+        log.append(("deposit " + account + " " + amount).getBytes(StandardCharsets.UTF_8));
+        return log.leases();
+    }
+
+    /** The log the injected {@link LeaseLog} appends to inside a {@code @Leased} method. */
+    @Transactional
+    @Leased(value = "account/{0}", factory = LeaseConnectionFactory.DEFAULT_JNDI_NAME)
+    public String logName(String account) {
+        return log.log();
+    }
+}

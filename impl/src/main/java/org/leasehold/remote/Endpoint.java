@@ -47,6 +47,7 @@ final class Endpoint implements AutoCloseable {
     private final RemoteClientConfig config;
     private final ClockSync clock = new ClockSync();
     private volatile InfoReply info;
+    private volatile AcquireSession session;
     private volatile TimeSource.Timer syncTimer;
     private volatile boolean closed;
 
@@ -221,9 +222,28 @@ final class Endpoint implements AutoCloseable {
         }
     }
 
+    /** The acquisition stream to this server (opened on first use). */
+    AcquireSession session(AcquireSession.Orphans orphans) {
+        AcquireSession s = session;
+        if (s == null) {
+            synchronized (this) {
+                s = session;
+                if (s == null) {
+                    s = new AcquireSession(this, orphans);
+                    session = s;
+                }
+            }
+        }
+        return s;
+    }
+
     @Override
     public void close() {
         closed = true;
+        AcquireSession s = session;
+        if (s != null) {
+            s.close();
+        }
         TimeSource.Timer t = syncTimer;
         if (t != null) {
             t.cancel();

@@ -19,7 +19,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
-import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 
 import org.leasehold.lease.HolderId;
@@ -49,8 +48,6 @@ import org.leasehold.remote.proto.ReleaseReply;
 import org.leasehold.remote.proto.ReleaseRequest;
 import org.leasehold.remote.proto.RenewRequest;
 import org.leasehold.remote.proto.UpgradeRequest;
-import org.leasehold.remote.proto.WithdrawReply;
-import org.leasehold.remote.proto.WithdrawRequest;
 import org.leasehold.session.LeaseKeeper;
 import org.leasehold.time.Micros;
 import org.leasehold.time.SystemTimeSource;
@@ -414,56 +411,41 @@ public final class RemoteLeaseService implements LeaseService {
         return requestIdBase | (requestCounter.incrementAndGet() & 0xffff_ffffL);
     }
 
-    /** One server's acquisition: the reply arrives when the server decides; cancelling withdraws it. */
+    /**
+     * One server's acquisition, sent on its acquisition stream: the answer arrives when the server decides.
+     * Cancelling the future withdraws the request; without an answer by the wait plus the call timeout (on the local
+     * clock; not against a test clock) it fails as unavailable and is withdrawn.
+     */
     private CompletableFuture<Lease> single(Endpoint e, LeaseRequest request, List<String> names) {
         long id = nextRequestId();
         AcquireRequest wire = ProtoCodec.acquire(request, names).toBuilder().setRequestId(id).build();
-        CompletableFuture<Lease> result = new CompletableFuture<>();
         long timeoutMillis;
         try {
             timeoutMillis = callTimeoutFor(e, request);
         } catch (LeaseException ex) {
             return CompletableFuture.failedFuture(ex);
         }
-        var stub = timeoutMillis > 0 ? e.async.withDeadlineAfter(timeoutMillis, TimeUnit.MILLISECONDS) : e.async;
-        stub.acquire(wire, new StreamObserver<>() {
-            @Override
-            public void onNext(LeaseReply reply) {
-                if (reply.hasLease()) {
-                    Lease lease = ProtoCodec.lease(reply.getLease());
-                    if (!result.complete(lease)) {
-                        releaseQuietly(e, lease);
-                    }
-                } else {
-                    result.completeExceptionally(ProtoCodec.exception(reply.getError(), e.address));
+        AcquireSession session = e.session(lease -> releaseQuietly(e, lease));
+        CompletableFuture<Lease> result = session.acquire(wire);
+        if (timeoutMillis > 0 && !result.isDone()) {
+            TimeSource.Timer timer = local.schedule(Micros.plus(local.nowMicros(), timeoutMillis * 1_000L), () -> {
+                if (result.completeExceptionally(new LeaseServiceUnavailableException(null, "lease server " + e.address
+                        + " did not answer the acquisition within " + timeoutMillis + " ms (its wait plus the call "
+                        + "timeout); it was withdrawn"))) {
+                    session.withdraw(id);
                 }
-            }
-
-            @Override
-            public void onError(Throwable t) {
-                result.completeExceptionally(e.failure(Status.fromThrowable(t)));
-            }
-
-            @Override
-            public void onCompleted() {
-                if (!result.isDone()) {
-                    result.completeExceptionally(new LeaseException("lease server " + e.address
-                            + " closed the acquisition without an answer"));
-                }
-            }
-        });
-        if (request.maxWait().isZero()) {
-            return result;
+            });
+            result.whenComplete((l, f) -> timer.cancel());
         }
         result.whenComplete((lease, failure) -> {
             if (failure instanceof CancellationException) {
-                withdraw(e, id);
+                withdraw(session, id);
             }
         });
         return result;
     }
 
-    /** How long the call may take: the wait plus the call timeout; unbounded against a test clock. */
+    /** How long to wait for an answer: the wait plus the call timeout; unbounded against a test clock. */
     private long callTimeoutFor(Endpoint e, LeaseRequest request) throws LeaseException {
         long base = config.callTimeout().toMillis();
         if (request.maxWait().isZero() || request.maxWait().isNegative()) {
@@ -482,25 +464,29 @@ public final class RemoteLeaseService implements LeaseService {
         return wait > Long.MAX_VALUE / 2 ? 0 : wait + base;
     }
 
-    private void withdraw(Endpoint e, long requestId) {
-        e.async.withDeadlineAfter(config.callTimeout().toMillis(), TimeUnit.MILLISECONDS)
-                .withdraw(WithdrawRequest.newBuilder().setRequestId(requestId).build(), new StreamObserver<>() {
-                    @Override
-                    public void onNext(WithdrawReply value) {
-                        // The Acquire call completes on its own; a lease it carries is released there.
-                    }
-
-                    @Override
-                    public void onError(Throwable t) {
-                        LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-3004 withdrawing request {0} at {1} failed: {2}",
-                                Long.toHexString(requestId), e.address, t.getMessage());
-                    }
-
-                    @Override
-                    public void onCompleted() {
-                        // Nothing more to do.
-                    }
-                });
+    /**
+     * Withdraws a waiting request. From an application thread it waits (up to the call timeout) for the server's
+     * answer, so that once {@code cancel} returns the request is out of the queue, as with the embedded engine; a
+     * grant that crossed the withdrawal is released when it arrives. From a transport thread it does not wait.
+     */
+    private void withdraw(AcquireSession session, long requestId) {
+        CompletableFuture<Boolean> ack = session.withdraw(requestId);
+        if (Thread.currentThread().getName().startsWith("grpc-")) {
+            return;
+        }
+        boolean interrupted = Thread.interrupted();
+        try {
+            ack.get(config.callTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException ex) {
+            interrupted = true;
+        } catch (ExecutionException | java.util.concurrent.TimeoutException ex) {
+            LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-3004 withdrawing request {0} got no answer: {1}",
+                    Long.toHexString(requestId), ex.toString());
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     private void releaseQuietly(Endpoint e, Lease lease) {

@@ -49,8 +49,8 @@ import org.leasehold.remote.proto.ReleaseRequest;
 import org.leasehold.remote.proto.RenewRequest;
 import org.leasehold.remote.proto.ResetForTestRequest;
 import org.leasehold.remote.proto.UpgradeRequest;
-import org.leasehold.remote.proto.WithdrawReply;
-import org.leasehold.remote.proto.WithdrawRequest;
+import org.leasehold.remote.proto.SessionReply;
+import org.leasehold.remote.proto.SessionRequest;
 import org.leasehold.server.AccessControl.Permission;
 import org.leasehold.time.Micros;
 
@@ -69,7 +69,6 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
     private final int maxWaiters;
     private final int maxWaitersPerConnection;
     private final AtomicInteger waiting = new AtomicInteger();
-    private final Map<String, CompletableFuture<Lease>> waitingById = new ConcurrentHashMap<>();
 
     LeaseholdService(EngineHolder holder, AccessControl acl, ServerMetrics metrics, int maxWaiters,
             int maxWaitersPerConnection) {
@@ -118,6 +117,7 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
     }
 
     private static void badRequest(StreamObserver<?> out, String op, RuntimeException e) {
+        // The message parsed, but its values are out of range for this server (e.g. an overflowing duration).
         out.onError(Status.INVALID_ARGUMENT.withDescription("the " + op + " request cannot be decoded: " + e.getMessage())
                 .asRuntimeException());
     }
@@ -125,72 +125,205 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
     // ------------------------------------------------------------------------------------------------ acquire
 
     @Override
-    public void acquire(AcquireRequest req, StreamObserver<LeaseReply> out) {
-        long start = System.nanoTime();
-        String principal = principal();
-        LeaseRequest request;
-        try {
-            request = ProtoCodec.acquire(req);
-        } catch (RuntimeException e) {
-            metrics.ops.labelValues("acquire", "invalid").inc();
-            badRequest(out, "Acquire", e);
-            return;
-        }
-        String deniedName = acl.firstDenied(principal, Permission.LEASE, request.names());
-        if (deniedName != null) {
-            reply(out, denied(principal, Permission.LEASE, deniedName), "acquire", start);
-            return;
-        }
-        boolean mayWait = req.getWaitMicros() > 0;
-        CallGate.Connection conn = CallGate.CONNECTION.get();
-        if (mayWait) {
-            if (conn != null && conn.waiting.incrementAndGet() > maxWaitersPerConnection) {
-                conn.waiting.decrementAndGet();
-                reply(out, new LeaseBusyException(first(request), null, "this connection already has "
-                        + maxWaitersPerConnection + " waiting acquisitions (the server's --max-waiters-per-connection): "
-                        + "wait for some to finish, or try without waiting"), "acquire", start);
-                return;
-            }
-            if (waiting.incrementAndGet() > maxWaiters) {
-                waiting.decrementAndGet();
-                if (conn != null) {
-                    conn.waiting.decrementAndGet();
+    public StreamObserver<SessionRequest> session(StreamObserver<SessionReply> responses) {
+        ServerCallStreamObserver<SessionReply> call = (ServerCallStreamObserver<SessionReply>) responses;
+        Session session = new Session(call, principal(), CallGate.CONNECTION.get());
+        call.setOnCancelHandler(session::end);
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(SessionRequest r) {
+                switch (r.getRequestCase()) {
+                    case ACQUIRE -> session.acquire(r.getAcquire());
+                    case WITHDRAW -> session.withdraw(r.getWithdraw().getRequestId());
+                    default -> session.send(SessionReply.newBuilder().setError(ProtoCodec.error(
+                            new InvalidLeaseRequestException(InvalidLeaseRequestException.Reason.NULL_ARGUMENT,
+                                    "the session message carries no request this server knows (field "
+                                            + r.getRequestCase() + "): use a client of protocol version "
+                                            + Protocol.VERSION))).build());
                 }
-                reply(out, new LeaseBusyException(first(request), null, "the server already has " + maxWaiters
-                        + " waiting acquisitions (its --max-waiters): retry later, or try without waiting"),
-                        "acquire", start);
-                return;
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                session.end();
+            }
+
+            @Override
+            public void onCompleted() {
+                session.end();
+                session.complete();
+            }
+        };
+    }
+
+    /** One client's acquisition stream: its waiting requests, answered in completion order. */
+    private final class Session {
+        private final ServerCallStreamObserver<SessionReply> call;
+        private final String principal;
+        private final CallGate.Connection conn;
+        private final Map<Long, CompletableFuture<Lease>> waitingById = new ConcurrentHashMap<>();
+        private volatile boolean ended;
+
+        Session(ServerCallStreamObserver<SessionReply> call, String principal, CallGate.Connection conn) {
+            this.call = call;
+            this.principal = principal;
+            this.conn = conn;
+        }
+
+        /** Sends one answer; the stream observer is not thread-safe, and answers come from many threads. */
+        synchronized boolean send(SessionReply reply) {
+            if (ended) {
+                return false;
+            }
+            try {
+                call.onNext(reply);
+                return true;
+            } catch (RuntimeException gone) {
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2102 answer to a gone session dropped: {0}",
+                        gone.getMessage());
+                return false;
             }
         }
-        CompletableFuture<Lease> f = holder.engine().acquireAsync(request);
-        if (f.isDone()) {
+
+        synchronized void complete() {
+            try {
+                call.onCompleted();
+            } catch (RuntimeException gone) {
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2106 session already gone: {0}", gone.getMessage());
+            }
+        }
+
+        /** The stream ended (closed, cancelled or lost): withdraw every waiting request. */
+        void end() {
+            synchronized (this) {
+                if (ended) {
+                    return;
+                }
+                ended = true;
+            }
+            for (CompletableFuture<Lease> f : waitingById.values()) {
+                f.cancel(false);
+            }
+            runDueTestTimers();
+        }
+
+        private void error(long id, LeaseException e, long start) {
+            send(SessionReply.newBuilder().setRequestId(id).setError(ProtoCodec.error(e)).build());
+            done("acquire", outcome(e), start);
+        }
+
+        void acquire(AcquireRequest req) {
+            long start = System.nanoTime();
+            long id = req.getRequestId();
+            LeaseRequest request;
+            try {
+                request = ProtoCodec.acquire(req);
+            } catch (RuntimeException e) {
+                error(id, new InvalidLeaseRequestException(InvalidLeaseRequestException.Reason.NULL_ARGUMENT,
+                        "the Acquire request cannot be decoded: " + e.getMessage()), start);
+                return;
+            }
+            String deniedName = acl.firstDenied(principal, Permission.LEASE, request.names());
+            if (deniedName != null) {
+                error(id, denied(principal, Permission.LEASE, deniedName), start);
+                return;
+            }
+            boolean mayWait = req.getWaitMicros() > 0;
             if (mayWait) {
-                unwait(conn);
-            }
-            answer(out, f, "acquire", start);
-            return;
-        }
-        // Waiting: answered when the engine decides; a cancelled call withdraws the request.
-        metrics.waiting.inc();
-        String key = principal + "/" + Long.toHexString(req.getRequestId());
-        waitingById.put(key, f);
-        ServerCallStreamObserver<LeaseReply> call = (ServerCallStreamObserver<LeaseReply>) out;
-        call.setOnCancelHandler(() -> f.cancel(false));
-        f.whenComplete((lease, failure) -> {
-            waitingById.remove(key, f);
-            unwait(conn);
-            metrics.waiting.dec();
-            String outcome = failure == null ? "granted" : outcome(unwrap(failure));
-            metrics.waits.labelValues(outcome).observe((System.nanoTime() - start) / 1e9);
-            if (call.isCancelled()) {
-                if (lease != null) {
-                    releaseUnwanted(lease, "its call was cancelled");
+                if (conn != null && conn.waiting.incrementAndGet() > maxWaitersPerConnection) {
+                    conn.waiting.decrementAndGet();
+                    error(id, new LeaseBusyException(first(request), null, "this connection already has "
+                            + maxWaitersPerConnection + " waiting acquisitions (the server's "
+                            + "--max-waiters-per-connection): wait for some to finish, or try without waiting"), start);
+                    return;
                 }
-                done("acquire", "withdrawn", start);
+                if (waiting.incrementAndGet() > maxWaiters) {
+                    waiting.decrementAndGet();
+                    if (conn != null) {
+                        conn.waiting.decrementAndGet();
+                    }
+                    error(id, new LeaseBusyException(first(request), null, "the server already has " + maxWaiters
+                            + " waiting acquisitions (its --max-waiters): retry later, or try without waiting"), start);
+                    return;
+                }
+            }
+            CompletableFuture<Lease> f = holder.engine().acquireAsync(request);
+            runDueTestTimers();
+            if (f.isDone()) {
+                if (mayWait) {
+                    unwait(conn);
+                }
+                answer(id, f, start);
                 return;
             }
-            answer(out, f, "acquire", start);
-        });
+            metrics.waiting.inc();
+            if (waitingById.putIfAbsent(id, f) != null) {
+                f.cancel(false);
+                return;
+            }
+            f.whenComplete((lease, failure) -> {
+                waitingById.remove(id, f);
+                unwait(conn);
+                metrics.waiting.dec();
+                metrics.waits.labelValues(failure == null ? "granted" : outcome(unwrap(failure)))
+                        .observe((System.nanoTime() - start) / 1e9);
+                answer(id, f, start);
+            });
+            if (ended) {
+                f.cancel(false);
+            }
+        }
+
+        /** Sends the outcome of a completed engine future; a grant nobody can receive is released. */
+        private void answer(long id, CompletableFuture<Lease> f, long start) {
+            Lease lease = null;
+            Throwable failure = null;
+            try {
+                lease = f.join();
+            } catch (CancellationException e) {
+                failure = e;
+            } catch (CompletionException e) {
+                failure = unwrap(e);
+            }
+            if (lease != null) {
+                if (send(SessionReply.newBuilder().setRequestId(id).setLease(ProtoCodec.lease(lease)).build())) {
+                    done("acquire", "granted", start);
+                } else {
+                    releaseUnwanted(lease, "its session ended before the grant could be sent");
+                    done("acquire", "withdrawn", start);
+                }
+                return;
+            }
+            if (failure instanceof CancellationException) {
+                error(id, new LeaseBusyException(null, null, "the request was withdrawn by the client before it "
+                        + "was granted"), start);
+            } else if (failure instanceof LeaseException le) {
+                error(id, le, start);
+            } else {
+                LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-2901 lease engine failure on acquire", failure);
+                error(id, new LeaseServiceUnavailableException(null, "the lease engine failed: " + failure), start);
+            }
+        }
+
+        void withdraw(long id) {
+            long start = System.nanoTime();
+            CompletableFuture<Lease> f = waitingById.get(id);
+            boolean withdrawn = f != null && f.cancel(false);
+            runDueTestTimers();
+            send(SessionReply.newBuilder().setRequestId(id).setWithdrawn(withdrawn).build());
+            done("withdraw", withdrawn ? "withdrawn" : "not_waiting", start);
+        }
+    }
+
+    /**
+     * On a test clock, runs timers that became due meanwhile. A manual clock never runs a timer inside schedule(),
+     * so a timer scheduled by this call just after another thread advanced the clock past it would otherwise wait
+     * for the next advance; on the system clock nothing is needed.
+     */
+    private void runDueTestTimers() {
+        if (holder.testClock()) {
+            holder.manual().runDue();
+        }
     }
 
     private void unwait(CallGate.Connection conn) {
@@ -211,40 +344,6 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
         return t;
     }
 
-    /** Sends the outcome of a completed engine future. */
-    private void answer(StreamObserver<LeaseReply> out, CompletableFuture<Lease> f, String op, long start) {
-        Lease lease = null;
-        Throwable failure = null;
-        try {
-            lease = f.join();
-        } catch (CancellationException e) {
-            failure = e;
-        } catch (CompletionException e) {
-            failure = unwrap(e);
-        }
-        if (lease != null) {
-            try {
-                out.onNext(LeaseReply.newBuilder().setLease(ProtoCodec.lease(lease)).build());
-                out.onCompleted();
-                done(op, "granted", start);
-            } catch (RuntimeException e) {
-                releaseUnwanted(lease, "its answer could not be sent (" + e.getMessage() + ")");
-                done(op, "withdrawn", start);
-            }
-            return;
-        }
-        if (failure instanceof CancellationException) {
-            reply(out, new LeaseBusyException(null, null, "the request was withdrawn by the client before it was "
-                    + "granted"), op, start);
-        } else if (failure instanceof LeaseException le) {
-            reply(out, le, op, start);
-        } else {
-            LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-2901 lease engine failure on " + op, failure);
-            metrics.ops.labelValues(op, "error").inc();
-            out.onError(Status.INTERNAL.withDescription("the lease engine failed: " + failure).asRuntimeException());
-        }
-    }
-
     private void reply(StreamObserver<LeaseReply> out, LeaseException e, String op, long start) {
         try {
             out.onNext(LeaseReply.newBuilder().setError(ProtoCodec.error(e)).build());
@@ -263,16 +362,6 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
             LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2104 releasing {0} ({1}) failed: {2}", lease.describe(), why,
                     e.getMessage());
         }
-    }
-
-    @Override
-    public void withdraw(WithdrawRequest req, StreamObserver<WithdrawReply> out) {
-        long start = System.nanoTime();
-        CompletableFuture<Lease> f = waitingById.get(principal() + "/" + Long.toHexString(req.getRequestId()));
-        boolean withdrawn = f != null && f.cancel(false);
-        out.onNext(WithdrawReply.newBuilder().setWithdrawn(withdrawn).build());
-        out.onCompleted();
-        done("withdraw", withdrawn ? "withdrawn" : "not_waiting", start);
     }
 
     // ------------------------------------------------------------------------------------------------ held leases
@@ -360,6 +449,7 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
             Instant ended = holder.engine().release(lease,
                     req.hasWatermarkMicros() ? Micros.toInstant(req.getWatermarkMicros()) : null,
                     req.hasMetadata() ? req.getMetadata() : null);
+            runDueTestTimers();
             out.onNext(ReleaseReply.newBuilder().setEndedAtMicros(Micros.of(ended)).build());
             out.onCompleted();
             done("release", "ok", start);
@@ -501,7 +591,6 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
             return;
         }
         holder.reset(c, req.hasStartMicros() ? Micros.toInstant(req.getStartMicros()) : null);
-        waitingById.clear();
         out.onNext(info());
         out.onCompleted();
     }

@@ -145,6 +145,9 @@ public final class ProtoCodec {
     public static LeaseRef ref(Lease lease) {
         LeaseRef.Builder b = LeaseRef.newBuilder().setHolder(holder(lease.holder())).setMode(mode(lease.mode()))
                 .setKind(kind(lease.kind()));
+        if (lease.deadline() != null) {
+            b.setDeadlineMicros(Micros.of(lease.deadline()));
+        }
         for (LeaseGrant g : lease.grants()) {
             b.addNames(g.name()).addGenerations(g.generation());
         }
@@ -152,8 +155,8 @@ public final class ProtoCodec {
     }
 
     /**
-     * The lease a reference names, as the engine needs it to find the holding: holder and each name's generation.
-     * The other fields are placeholders; the engine answers with its own record of the lease.
+     * The lease a reference names, as the engine needs it to find the holding: holder, each name's generation and the
+     * deadline the holder knows. The other fields are placeholders; the engine answers with its own record.
      */
     public static Lease lease(LeaseRef ref) {
         if (ref.getNamesCount() != ref.getGenerationsCount()) {
@@ -166,8 +169,8 @@ public final class ProtoCodec {
             grants.add(new LeaseGrant(ref.getNames(i), ref.getGenerations(i), CorrelationId.NONE, Instant.EPOCH,
                     Instant.EPOCH, none));
         }
-        return new Lease(holder(ref.getHolder()), mode(ref.getMode()), kind(ref.getKind()), Instant.EPOCH, Instant.EPOCH,
-                grants);
+        return new Lease(holder(ref.getHolder()), mode(ref.getMode()), kind(ref.getKind()), Instant.EPOCH,
+                instant(ref.getDeadlineMicros()), grants);
     }
 
     // ------------------------------------------------------------------------------------------------ leases

@@ -14,11 +14,15 @@ import javax.net.ssl.SSLSession;
 import io.grpc.Attributes;
 import io.grpc.Context;
 import io.grpc.Contexts;
+import io.grpc.ForwardingServerCallListener;
 import io.grpc.Grpc;
 import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
+import io.grpc.ServerMethodDefinition;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.ServerTransportFilter;
 import io.grpc.Status;
 
@@ -106,7 +110,88 @@ final class CallGate implements ServerInterceptor {
         }
         Context ctx = Context.current().withValues(PRINCIPAL, principal, CONNECTION,
                 call.getAttributes().get(CONNECTION_ATTR));
-        return Contexts.interceptCall(ctx, call, headers, next);
+        ServerCall.Listener<Q> listener = Contexts.interceptCall(ctx, call, headers, next);
+        return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(listener) {
+            private boolean rejected;
+
+            @Override
+            public void onMessage(Q message) {
+                if (rejected) {
+                    return;
+                }
+                if (message == null) {
+                    rejected = true;
+                    metrics.refused.labelValues("malformed").inc();
+                    String type = call.getMethodDescriptor().getRequestMarshaller() instanceof Lenient<?> l ? l.type : "?";
+                    call.close(Status.INVALID_ARGUMENT.withDescription("the request is not a valid " + type
+                            + " message (" + Lenient.LAST_ERROR.get() + "); nothing was done"), new Metadata());
+                    return;
+                }
+                super.onMessage(message);
+            }
+
+            @Override
+            public void onHalfClose() {
+                if (!rejected) {
+                    super.onHalfClose();
+                }
+            }
+
+            @Override
+            public void onReady() {
+                if (!rejected) {
+                    super.onReady();
+                }
+            }
+        };
+    }
+
+    /**
+     * The service with request parsers that do not throw: a request that is not a valid protobuf message becomes
+     * {@code null}, which {@link #interceptCall} answers with INVALID_ARGUMENT (gRPC itself would answer UNKNOWN).
+     */
+    static ServerServiceDefinition lenient(ServerServiceDefinition service) {
+        ServerServiceDefinition.Builder b = ServerServiceDefinition.builder(service.getServiceDescriptor().getName());
+        for (ServerMethodDefinition<?, ?> m : service.getMethods()) {
+            b.addMethod(lenient(m));
+        }
+        return b.build();
+    }
+
+    private static <Q, R> ServerMethodDefinition<Q, R> lenient(ServerMethodDefinition<Q, R> m) {
+        MethodDescriptor<Q, R> md = m.getMethodDescriptor();
+        String type = md.getRequestMarshaller() instanceof MethodDescriptor.PrototypeMarshaller<?> p
+                && p.getMessagePrototype() instanceof com.google.protobuf.Message msg
+                ? msg.getDescriptorForType().getFullName() : md.getFullMethodName() + " request";
+        return ServerMethodDefinition.create(md.toBuilder().setRequestMarshaller(new Lenient<>(md.getRequestMarshaller(),
+                type)).build(), m.getServerCallHandler());
+    }
+
+    /** Parses like the given marshaller, but answers null (remembering why) instead of throwing. */
+    static final class Lenient<T> implements MethodDescriptor.Marshaller<T> {
+        static final ThreadLocal<String> LAST_ERROR = new ThreadLocal<>();
+        private final MethodDescriptor.Marshaller<T> delegate;
+        final String type;
+
+        Lenient(MethodDescriptor.Marshaller<T> delegate, String type) {
+            this.delegate = delegate;
+            this.type = type;
+        }
+
+        @Override
+        public java.io.InputStream stream(T value) {
+            return delegate.stream(value);
+        }
+
+        @Override
+        public T parse(java.io.InputStream stream) {
+            try {
+                return delegate.parse(stream);
+            } catch (RuntimeException e) {
+                LAST_ERROR.set(e.getMessage());
+                return null;
+            }
+        }
     }
 
     /** The caller's principal, or null if it must be refused. */

@@ -54,7 +54,7 @@ public final class LeaseServer implements AutoCloseable {
                 .keepAliveTimeout(10, TimeUnit.SECONDS)
                 .handshakeTimeout(10, TimeUnit.SECONDS)
                 .addTransportFilter(gate.transportFilter())
-                .addService(ServerInterceptors.intercept(service, gate));
+                .addService(ServerInterceptors.intercept(CallGate.lenient(service.bindService()), gate));
         if (config.tlsCert() != null) {
             SslContextBuilder ssl = GrpcSslContexts.forServer(config.tlsCert().toFile(), config.tlsKey().toFile());
             if (config.tlsClientCa() != null) {

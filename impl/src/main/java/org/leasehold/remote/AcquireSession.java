@@ -66,6 +66,7 @@ final class AcquireSession {
     private synchronized boolean send(SessionRequest message) {
         try {
             if (out == null) {
+                endpoint.nudge();
                 out = endpoint.async.session(new Replies());
             }
             out.onNext(message);

@@ -47,6 +47,8 @@ final class Endpoint implements AutoCloseable {
     private final RemoteClientConfig config;
     private final ClockSync clock = new ClockSync();
     private volatile InfoReply info;
+    /** Whether the server runs on a test clock, once known (it does not change across its restarts). */
+    private volatile Boolean testClock;
     private volatile AcquireSession session;
     private volatile TimeSource.Timer syncTimer;
     private volatile boolean closed;
@@ -163,7 +165,12 @@ final class Endpoint implements AutoCloseable {
     }
 
     boolean testClock() throws LeaseException {
-        return info().getTestClock();
+        Boolean known = testClock;
+        if (known == null) {
+            known = info().getTestClock();
+            testClock = known;
+        }
+        return known;
     }
 
     /** The server's time as estimated from the local clock and the measured offset. */
@@ -187,16 +194,22 @@ final class Endpoint implements AutoCloseable {
         }
     }
 
+    /**
+     * Reconnects at once rather than after gRPC's exponential backoff (which grows to two minutes): a restarted
+     * server should be seen as soon as it listens again.
+     */
+    void nudge() {
+        if (channel.getState(false) != ConnectivityState.READY) {
+            channel.resetConnectBackoff();
+        }
+    }
+
     /** The exception for a call that failed at the transport or protocol level. */
     LeaseException failure(Status status) {
         String what = "lease server " + address;
         switch (status.getCode()) {
             case UNAVAILABLE, DEADLINE_EXCEEDED -> {
-                if (channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE) {
-                    // Reconnect at once on the next call rather than after the exponential backoff: a restarted
-                    // server should be seen as soon as it listens.
-                    channel.resetConnectBackoff();
-                }
+                nudge();
                 info = null;
                 return new LeaseServiceUnavailableException(null, what + " is unreachable or did not answer in time ("
                         + status.getCode() + ": " + status.getDescription() + "); nothing was changed by this call "

@@ -432,6 +432,7 @@ public final class RemoteLeaseService implements LeaseService {
                 if (result.completeExceptionally(new LeaseServiceUnavailableException(null, "lease server " + e.address
                         + " did not answer the acquisition within " + timeoutMillis + " ms (its wait plus the call "
                         + "timeout); it was withdrawn"))) {
+                    e.nudge();
                     session.withdraw(id);
                 }
             });

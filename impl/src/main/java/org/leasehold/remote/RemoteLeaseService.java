@@ -134,7 +134,8 @@ public final class RemoteLeaseService implements LeaseService {
             try {
                 e.syncNow();
             } catch (LeaseException ex) {
-                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-3001 lease server {0} not reachable yet ({1}); "
+                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-3001 lease server {0} did not answer the first "
+                        + "clock sample ({1}); "
                         + "calls will retry it", e.address, ex.getMessage());
             }
         }

@@ -894,10 +894,10 @@ public final class EmbeddedLeaseService implements LeaseService {
         String what = "'" + LeaseNames.printable(g.name()) + "' generation " + g.generation();
         if (e == null) {
             long now = time.nowMicros();
-            long deadline = Micros.of(lease.deadline());
-            if (deadline <= now) {
-                // Its end dropped out of the bounded history, but its own deadline says it is over.
-                return expired(lease, deadline, now);
+            if (lease.deadline() != null && Micros.of(lease.deadline()) <= now) {
+                // The name's bounded history no longer says how this grant ended, but its deadline has passed: to the
+                // caller it is expired (the contract's answer after the deadline), whatever else became of it.
+                return expired(lease, Micros.of(lease.deadline()), now);
             }
             return new StaleLeaseException(what + " is not a current grant of this service (" + serviceId
                     + "): it was released or replaced long ago, or never granted here");

@@ -1,0 +1,297 @@
+package org.leasehold.remote;
+
+import java.time.Instant;
+import java.util.concurrent.TimeUnit;
+
+import javax.net.ssl.SSLException;
+
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ClientInterceptors;
+import io.grpc.ConnectivityState;
+import io.grpc.ForwardingClientCall;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
+import io.grpc.netty.shaded.io.grpc.netty.NegotiationType;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
+import io.grpc.stub.StreamObserver;
+
+import org.leasehold.lease.LeaseException;
+import org.leasehold.lease.LeasePermissionDeniedException;
+import org.leasehold.lease.LeaseServiceUnavailableException;
+import org.leasehold.remote.proto.InfoReply;
+import org.leasehold.remote.proto.InfoRequest;
+import org.leasehold.remote.proto.LeaseholdGrpc;
+import org.leasehold.time.Micros;
+import org.leasehold.time.TimeSource;
+
+/**
+ * One lease server as the client sees it: one HTTP/2 connection (every thread's calls are streams multiplexed on
+ * it), the stubs, the server's last {@link InfoReply} and the measured clock offset.
+ */
+final class Endpoint implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(Endpoint.class.getName());
+
+    final String address;
+    final ManagedChannel channel;
+    final LeaseholdGrpc.LeaseholdBlockingStub blocking;
+    final LeaseholdGrpc.LeaseholdStub async;
+    private final TimeSource local;
+    private final RemoteClientConfig config;
+    private final ClockSync clock = new ClockSync();
+    private volatile InfoReply info;
+    /** Whether the server runs on a test clock, once known (it does not change across its restarts). */
+    private volatile Boolean testClock;
+    private volatile AcquireSession session;
+    private volatile TimeSource.Timer syncTimer;
+    private volatile boolean closed;
+
+    Endpoint(String address, RemoteClientConfig config, TimeSource local) {
+        this.address = address;
+        this.config = config;
+        this.local = local;
+        int colon = address.lastIndexOf(':');
+        NettyChannelBuilder b = NettyChannelBuilder.forAddress(address.substring(0, colon),
+                Integer.parseInt(address.substring(colon + 1)))
+                .directExecutor()
+                .maxInboundMessageSize(config.maxInboundMessageBytes())
+                .keepAliveTime(config.keepAliveTime().toMillis(), TimeUnit.MILLISECONDS)
+                .keepAliveTimeout(config.callTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                .disableRetry();
+        if (config.trustCertificates() != null) {
+            try {
+                SslContextBuilder ssl = GrpcSslContexts.forClient().trustManager(config.trustCertificates().toFile());
+                if (config.clientCertificate() != null) {
+                    ssl.keyManager(config.clientCertificate().toFile(), config.clientKey().toFile());
+                }
+                b.sslContext(ssl.build()).negotiationType(NegotiationType.TLS);
+            } catch (SSLException | IllegalArgumentException e) {
+                throw new IllegalArgumentException("cannot set up TLS to " + address + " from " + config.trustCertificates()
+                        + (config.clientCertificate() != null ? ", " + config.clientCertificate() + ", "
+                        + config.clientKey() : "") + ": " + e.getMessage(), e);
+            }
+            if (config.authority() != null) {
+                b.overrideAuthority(config.authority());
+            }
+        } else {
+            b.usePlaintext();
+        }
+        this.channel = b.build();
+        Channel intercepted = ClientInterceptors.intercept(channel, new HeaderInterceptor(config.token()));
+        this.blocking = LeaseholdGrpc.newBlockingStub(intercepted);
+        this.async = LeaseholdGrpc.newStub(intercepted);
+    }
+
+    /** Measures the offset now (a few samples, keeping the best) and schedules the next measurement. */
+    void syncNow() throws LeaseException {
+        for (int i = 0; i < 3; i++) {
+            long t0 = local.nowMicros();
+            InfoReply r = call(() -> blocking.withDeadlineAfter(config.callTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                    .info(InfoRequest.getDefaultInstance()));
+            long t1 = local.nowMicros();
+            info = r;
+            clock.sample(t0, r.getNowMicros(), t1);
+        }
+        scheduleSync();
+    }
+
+    private void scheduleSync() {
+        if (closed) {
+            return;
+        }
+        TimeSource.Timer old = syncTimer;
+        if (old != null) {
+            old.cancel();
+        }
+        syncTimer = local.schedule(Micros.plus(local.nowMicros(), Micros.of(config.clockSyncInterval())), this::syncAsync);
+    }
+
+    /** One sample without blocking (runs on the timer thread; the reply arrives on the transport's thread). */
+    private void syncAsync() {
+        if (closed) {
+            return;
+        }
+        long t0 = local.nowMicros();
+        async.withDeadlineAfter(config.callTimeout().toMillis(), TimeUnit.MILLISECONDS).info(InfoRequest.getDefaultInstance(),
+                new StreamObserver<>() {
+                    @Override
+                    public void onNext(InfoReply r) {
+                        long t1 = local.nowMicros();
+                        info = r;
+                        clock.sample(t0, r.getNowMicros(), t1);
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-3101 clock sample from {0} failed: {1}", address,
+                                t.getMessage());
+                        scheduleSync();
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        scheduleSync();
+                    }
+                });
+    }
+
+    /** The last server information, fetching it (and the clock offset) if none yet. */
+    InfoReply info() throws LeaseException {
+        InfoReply r = info;
+        if (r == null) {
+            syncNow();
+            r = info;
+        }
+        return r;
+    }
+
+    /** Fresh server information (one call). */
+    InfoReply fetchInfo() throws LeaseException {
+        InfoReply r = call(() -> blocking.withDeadlineAfter(config.callTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                .info(InfoRequest.getDefaultInstance()));
+        info = r;
+        return r;
+    }
+
+    void forgetInfo() {
+        info = null;
+    }
+
+    boolean testClock() throws LeaseException {
+        Boolean known = testClock;
+        if (known == null) {
+            known = info().getTestClock();
+            testClock = known;
+        }
+        return known;
+    }
+
+    /** The server's time as estimated from the local clock and the measured offset. */
+    Instant estimatedNow() throws LeaseException {
+        if (!clock.hasSample()) {
+            syncNow();
+        }
+        return Micros.toInstant(local.nowMicros() + clock.offsetMicros());
+    }
+
+    ClockOffset clockOffset() {
+        return clock.snapshot(local.nowMicros());
+    }
+
+    /** Runs one blocking call, turning transport failures into the API's exceptions. */
+    <T> T call(java.util.function.Supplier<T> call) throws LeaseException {
+        try {
+            return call.get();
+        } catch (StatusRuntimeException e) {
+            throw failure(e.getStatus());
+        }
+    }
+
+    /**
+     * Reconnects at once rather than after gRPC's exponential backoff (which grows to two minutes): a restarted
+     * server should be seen as soon as it listens again.
+     */
+    void nudge() {
+        if (channel.getState(false) != ConnectivityState.READY) {
+            channel.resetConnectBackoff();
+        }
+    }
+
+    /** The exception for a call that failed at the transport or protocol level. */
+    LeaseException failure(Status status) {
+        String what = "lease server " + address;
+        switch (status.getCode()) {
+            case UNAVAILABLE, DEADLINE_EXCEEDED -> {
+                nudge();
+                info = null;
+                return new LeaseServiceUnavailableException(null, what + " is unreachable or did not answer in time ("
+                        + status.getCode() + ": " + status.getDescription() + "); nothing was changed by this call "
+                        + "unless it reached the server: retry, and check that the server runs and the network reaches it",
+                        status.asRuntimeException());
+            }
+            case UNAUTHENTICATED -> {
+                return new LeasePermissionDeniedException(null, null, null, what + " did not authenticate this client: "
+                        + status.getDescription());
+            }
+            case PERMISSION_DENIED -> {
+                return new LeasePermissionDeniedException(null, null, null, what + " refused the call: "
+                        + status.getDescription());
+            }
+            case CANCELLED -> {
+                return new LeaseServiceUnavailableException(null, "the call to " + what + " was cancelled: "
+                        + status.getDescription(), status.asRuntimeException());
+            }
+            default -> {
+                return new LeaseException(what + " refused the call (" + status.getCode() + "): " + status.getDescription(),
+                        status.asRuntimeException());
+            }
+        }
+    }
+
+    /** The acquisition stream to this server (opened on first use). */
+    AcquireSession session(AcquireSession.Orphans orphans) {
+        AcquireSession s = session;
+        if (s == null) {
+            synchronized (this) {
+                s = session;
+                if (s == null) {
+                    s = new AcquireSession(this, orphans);
+                    session = s;
+                }
+            }
+        }
+        return s;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        AcquireSession s = session;
+        if (s != null) {
+            s.close();
+        }
+        TimeSource.Timer t = syncTimer;
+        if (t != null) {
+            t.cancel();
+        }
+        channel.shutdown();
+        try {
+            if (!channel.awaitTermination(2, TimeUnit.SECONDS)) {
+                channel.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            channel.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Adds the protocol version and the bearer token (if any) to every call. */
+    private static final class HeaderInterceptor implements ClientInterceptor {
+        private final String authorization;
+
+        HeaderInterceptor(String token) {
+            this.authorization = token == null ? null : "Bearer " + token;
+        }
+
+        @Override
+        public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+            return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
+                @Override
+                public void start(Listener<R> listener, Metadata headers) {
+                    headers.put(Protocol.VERSION_HEADER, Integer.toString(Protocol.VERSION));
+                    if (authorization != null) {
+                        headers.put(Protocol.AUTHORIZATION, authorization);
+                    }
+                    super.start(listener, headers);
+                }
+            };
+        }
+    }
+}

@@ -1,0 +1,350 @@
+package org.leasehold.remote;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.leasehold.lease.CorrelationId;
+import org.leasehold.lease.Ending;
+import org.leasehold.lease.HolderId;
+import org.leasehold.lease.HolderStatus;
+import org.leasehold.lease.InvalidLeaseRequestException;
+import org.leasehold.lease.Lease;
+import org.leasehold.lease.LeaseBrokenException;
+import org.leasehold.lease.LeaseBusyException;
+import org.leasehold.lease.LeaseException;
+import org.leasehold.lease.LeaseExpiredException;
+import org.leasehold.lease.LeaseGrant;
+import org.leasehold.lease.LeaseKind;
+import org.leasehold.lease.LeaseMode;
+import org.leasehold.lease.LeasePermissionDeniedException;
+import org.leasehold.lease.LeaseRequest;
+import org.leasehold.lease.LeaseServiceUnavailableException;
+import org.leasehold.lease.MetadataEntry;
+import org.leasehold.lease.NameStatus;
+import org.leasehold.lease.Predecessor;
+import org.leasehold.lease.StaleLeaseException;
+import org.leasehold.lease.WaiterStatus;
+import org.leasehold.remote.proto.AcquireRequest;
+import org.leasehold.remote.proto.LeaseError;
+import org.leasehold.remote.proto.LeaseRef;
+import org.leasehold.time.Micros;
+
+/**
+ * Converts between the API's values and the wire protocol's messages, both ways, for the client and the server.
+ * Instants travel as microseconds since the epoch (the engine's own resolution, so nothing is lost).
+ */
+public final class ProtoCodec {
+    private ProtoCodec() {
+    }
+
+    // ------------------------------------------------------------------------------------------------ scalars
+
+    public static long micros(Instant t) {
+        return Micros.of(t);
+    }
+
+    public static Instant instant(long micros) {
+        return Micros.toInstant(micros);
+    }
+
+    public static org.leasehold.remote.proto.Holder holder(HolderId h) {
+        return org.leasehold.remote.proto.Holder.newBuilder().setProcess(h.process()).setOwner(h.owner()).build();
+    }
+
+    public static HolderId holder(org.leasehold.remote.proto.Holder h) {
+        return new HolderId(h.getProcess(), h.getOwner());
+    }
+
+    public static org.leasehold.remote.proto.Mode mode(LeaseMode m) {
+        org.leasehold.remote.proto.Mode.Type t = switch (m.type()) {
+            case EXCLUSIVE -> org.leasehold.remote.proto.Mode.Type.EXCLUSIVE;
+            case SHARED -> org.leasehold.remote.proto.Mode.Type.SHARED;
+            case SEMAPHORE -> org.leasehold.remote.proto.Mode.Type.SEMAPHORE;
+        };
+        return org.leasehold.remote.proto.Mode.newBuilder().setType(t).setPermits(m.permits()).build();
+    }
+
+    public static LeaseMode mode(org.leasehold.remote.proto.Mode m) {
+        return switch (m.getType()) {
+            case EXCLUSIVE -> LeaseMode.EXCLUSIVE;
+            case SHARED -> LeaseMode.SHARED;
+            case SEMAPHORE -> LeaseMode.semaphore(m.getPermits());
+            default -> throw new IllegalArgumentException("unknown lease mode on the wire: " + m.getTypeValue());
+        };
+    }
+
+    public static org.leasehold.remote.proto.Kind kind(LeaseKind k) {
+        return k == LeaseKind.TENTATIVE ? org.leasehold.remote.proto.Kind.TENTATIVE : org.leasehold.remote.proto.Kind.FULL;
+    }
+
+    public static LeaseKind kind(org.leasehold.remote.proto.Kind k) {
+        return switch (k) {
+            case TENTATIVE -> LeaseKind.TENTATIVE;
+            case FULL -> LeaseKind.FULL;
+            default -> throw new IllegalArgumentException("unknown lease kind on the wire: " + k);
+        };
+    }
+
+    public static org.leasehold.remote.proto.Ending ending(Ending e) {
+        return switch (e) {
+            case UNKNOWN -> org.leasehold.remote.proto.Ending.UNKNOWN;
+            case RELINQUISHED -> org.leasehold.remote.proto.Ending.RELINQUISHED;
+            case EXPIRED -> org.leasehold.remote.proto.Ending.EXPIRED;
+            case BROKEN -> org.leasehold.remote.proto.Ending.BROKEN;
+            case RETAKEN -> org.leasehold.remote.proto.Ending.RETAKEN;
+        };
+    }
+
+    public static Ending ending(org.leasehold.remote.proto.Ending e) {
+        return switch (e) {
+            case UNKNOWN -> Ending.UNKNOWN;
+            case RELINQUISHED -> Ending.RELINQUISHED;
+            case EXPIRED -> Ending.EXPIRED;
+            case BROKEN -> Ending.BROKEN;
+            case RETAKEN -> Ending.RETAKEN;
+            default -> throw new IllegalArgumentException("unknown ending on the wire: " + e);
+        };
+    }
+
+    public static org.leasehold.remote.proto.CorrelationId id(CorrelationId id) {
+        return org.leasehold.remote.proto.CorrelationId.newBuilder().setHigh(id.high()).setLow(id.low()).build();
+    }
+
+    public static CorrelationId id(org.leasehold.remote.proto.CorrelationId id) {
+        return new CorrelationId(id.getHigh(), id.getLow());
+    }
+
+    // ------------------------------------------------------------------------------------------------ requests
+
+    /** The request on the wire; {@code names} replaces the request's own (a shard's part of it). */
+    public static AcquireRequest acquire(LeaseRequest r, List<String> names) {
+        AcquireRequest.Builder b = AcquireRequest.newBuilder().setHolder(holder(r.holder())).addAllNames(names)
+                .setMode(mode(r.mode())).setKind(kind(r.kind())).setWaitMicros(Micros.of(r.maxWait()));
+        if (r.deadline() != null) {
+            b.setDeadlineMicros(Micros.of(r.deadline()));
+        }
+        if (r.leaseTime() != null) {
+            b.setLeaseTimeMicros(Micros.of(r.leaseTime()));
+        }
+        if (r.startedAt() != null) {
+            b.setStartedAtMicros(Micros.of(r.startedAt()));
+        }
+        return b.build();
+    }
+
+    public static LeaseRequest acquire(AcquireRequest r) {
+        return new LeaseRequest(holder(r.getHolder()), r.getNamesList(), mode(r.getMode()), kind(r.getKind()),
+                r.hasDeadlineMicros() ? instant(r.getDeadlineMicros()) : null,
+                r.hasLeaseTimeMicros() ? java.time.Duration.ofNanos(Math.multiplyExact(r.getLeaseTimeMicros(), 1_000L)) : null,
+                java.time.Duration.ofNanos(Math.multiplyExact(r.getWaitMicros(), 1_000L)),
+                r.hasStartedAtMicros() ? instant(r.getStartedAtMicros()) : null);
+    }
+
+    /** Names a held lease (its holder, mode, kind and each name's generation). */
+    public static LeaseRef ref(Lease lease) {
+        LeaseRef.Builder b = LeaseRef.newBuilder().setHolder(holder(lease.holder())).setMode(mode(lease.mode()))
+                .setKind(kind(lease.kind()));
+        if (lease.deadline() != null) {
+            b.setDeadlineMicros(Micros.of(lease.deadline()));
+        }
+        for (LeaseGrant g : lease.grants()) {
+            b.addNames(g.name()).addGenerations(g.generation());
+        }
+        return b.build();
+    }
+
+    /**
+     * The lease a reference names, as the engine needs it to find the holding: holder, each name's generation and the
+     * deadline the holder knows. The other fields are placeholders; the engine answers with its own record.
+     */
+    public static Lease lease(LeaseRef ref) {
+        if (ref.getNamesCount() != ref.getGenerationsCount()) {
+            throw new IllegalArgumentException("the lease reference has " + ref.getNamesCount() + " names but "
+                    + ref.getGenerationsCount() + " generations: send one generation per name");
+        }
+        List<LeaseGrant> grants = new ArrayList<>(ref.getNamesCount());
+        Predecessor none = new Predecessor(CorrelationId.NONE, Ending.UNKNOWN, Instant.EPOCH, null, null);
+        for (int i = 0; i < ref.getNamesCount(); i++) {
+            grants.add(new LeaseGrant(ref.getNames(i), ref.getGenerations(i), CorrelationId.NONE, Instant.EPOCH,
+                    Instant.EPOCH, none));
+        }
+        return new Lease(holder(ref.getHolder()), mode(ref.getMode()), kind(ref.getKind()), Instant.EPOCH,
+                instant(ref.getDeadlineMicros()), grants);
+    }
+
+    // ------------------------------------------------------------------------------------------------ leases
+
+    public static org.leasehold.remote.proto.Lease lease(Lease l) {
+        org.leasehold.remote.proto.Lease.Builder b = org.leasehold.remote.proto.Lease.newBuilder()
+                .setHolder(holder(l.holder())).setMode(mode(l.mode())).setKind(kind(l.kind()))
+                .setGrantedAtMicros(Micros.of(l.grantedAt())).setDeadlineMicros(Micros.of(l.deadline()));
+        for (LeaseGrant g : l.grants()) {
+            b.addGrants(grant(g));
+        }
+        return b.build();
+    }
+
+    public static Lease lease(org.leasehold.remote.proto.Lease l) {
+        List<LeaseGrant> grants = new ArrayList<>(l.getGrantsCount());
+        for (org.leasehold.remote.proto.Grant g : l.getGrantsList()) {
+            grants.add(grant(g));
+        }
+        return new Lease(holder(l.getHolder()), mode(l.getMode()), kind(l.getKind()), instant(l.getGrantedAtMicros()),
+                instant(l.getDeadlineMicros()), grants);
+    }
+
+    private static org.leasehold.remote.proto.Grant grant(LeaseGrant g) {
+        Predecessor p = g.predecessor();
+        org.leasehold.remote.proto.Predecessor.Builder pb = org.leasehold.remote.proto.Predecessor.newBuilder()
+                .setCorrelationId(id(p.correlationId())).setEnding(ending(p.ending()))
+                .setEndedAtMicros(Micros.of(p.endedAt()));
+        if (p.watermark() != null) {
+            pb.setWatermarkMicros(Micros.of(p.watermark()));
+        }
+        if (p.metadata() != null) {
+            pb.setMetadata(p.metadata());
+        }
+        return org.leasehold.remote.proto.Grant.newBuilder().setName(g.name()).setGeneration(g.generation())
+                .setCorrelationId(id(g.correlationId())).setFloorMicros(Micros.of(g.floor()))
+                .setWritableFromMicros(Micros.of(g.writableFrom())).setPredecessor(pb).build();
+    }
+
+    private static LeaseGrant grant(org.leasehold.remote.proto.Grant g) {
+        org.leasehold.remote.proto.Predecessor p = g.getPredecessor();
+        Predecessor pred = new Predecessor(id(p.getCorrelationId()), ending(p.getEnding()), instant(p.getEndedAtMicros()),
+                p.hasWatermarkMicros() ? instant(p.getWatermarkMicros()) : null, p.hasMetadata() ? p.getMetadata() : null);
+        return new LeaseGrant(g.getName(), g.getGeneration(), id(g.getCorrelationId()), instant(g.getFloorMicros()),
+                instant(g.getWritableFromMicros()), pred);
+    }
+
+    // ------------------------------------------------------------------------------------------------ admin view
+
+    public static org.leasehold.remote.proto.NameStatus status(NameStatus s) {
+        org.leasehold.remote.proto.NameStatus.Builder b = org.leasehold.remote.proto.NameStatus.newBuilder()
+                .setName(s.name()).setGeneration(s.generation()).setFloorMicros(Micros.of(s.floor()))
+                .setWritableFromMicros(Micros.of(s.writableFrom()));
+        for (HolderStatus h : s.holders()) {
+            b.addHolders(org.leasehold.remote.proto.HolderStatus.newBuilder().setHolder(holder(h.holder()))
+                    .setMode(mode(h.mode())).setKind(kind(h.kind())).setGeneration(h.generation())
+                    .setCorrelationId(id(h.correlationId())).setGrantedAtMicros(Micros.of(h.grantedAt()))
+                    .setDeadlineMicros(Micros.of(h.deadline())));
+        }
+        for (WaiterStatus w : s.waiters()) {
+            b.addWaiters(org.leasehold.remote.proto.WaiterStatus.newBuilder().setHolder(holder(w.holder()))
+                    .setMode(mode(w.mode())).setKind(kind(w.kind())).addAllNames(w.names())
+                    .setSinceMicros(Micros.of(w.since())).setWaitUntilMicros(Micros.of(w.waitUntil())));
+        }
+        for (MetadataEntry e : s.history()) {
+            org.leasehold.remote.proto.MetadataEntry.Builder eb = org.leasehold.remote.proto.MetadataEntry.newBuilder()
+                    .setCorrelationId(id(e.correlationId())).setGeneration(e.generation()).setHolder(holder(e.holder()))
+                    .setAtMicros(Micros.of(e.at()));
+            if (e.ending() != null) {
+                eb.setEnding(ending(e.ending()));
+            }
+            if (e.watermark() != null) {
+                eb.setWatermarkMicros(Micros.of(e.watermark()));
+            }
+            if (e.metadata() != null) {
+                eb.setMetadata(e.metadata());
+            }
+            b.addHistory(eb);
+        }
+        return b.build();
+    }
+
+    public static NameStatus status(org.leasehold.remote.proto.NameStatus s) {
+        List<HolderStatus> holders = new ArrayList<>(s.getHoldersCount());
+        for (org.leasehold.remote.proto.HolderStatus h : s.getHoldersList()) {
+            holders.add(new HolderStatus(holder(h.getHolder()), mode(h.getMode()), kind(h.getKind()), h.getGeneration(),
+                    id(h.getCorrelationId()), instant(h.getGrantedAtMicros()), instant(h.getDeadlineMicros())));
+        }
+        List<WaiterStatus> waiters = new ArrayList<>(s.getWaitersCount());
+        for (org.leasehold.remote.proto.WaiterStatus w : s.getWaitersList()) {
+            waiters.add(new WaiterStatus(holder(w.getHolder()), mode(w.getMode()), kind(w.getKind()),
+                    List.copyOf(w.getNamesList()), instant(w.getSinceMicros()), instant(w.getWaitUntilMicros())));
+        }
+        List<MetadataEntry> history = new ArrayList<>(s.getHistoryCount());
+        for (org.leasehold.remote.proto.MetadataEntry e : s.getHistoryList()) {
+            history.add(new MetadataEntry(id(e.getCorrelationId()), e.getGeneration(), holder(e.getHolder()),
+                    e.hasEnding() ? ending(e.getEnding()) : null, instant(e.getAtMicros()),
+                    e.hasWatermarkMicros() ? instant(e.getWatermarkMicros()) : null,
+                    e.hasMetadata() ? e.getMetadata() : null));
+        }
+        return new NameStatus(s.getName(), s.getGeneration(), instant(s.getFloorMicros()),
+                instant(s.getWritableFromMicros()), holders, waiters, history);
+    }
+
+    // ------------------------------------------------------------------------------------------------ errors
+
+    /** The error on the wire for a refused call; the subclass decides the kind and its fields. */
+    public static LeaseError error(LeaseException e) {
+        LeaseError.Builder b = LeaseError.newBuilder().setMessage(e.getMessage() == null ? e.toString() : e.getMessage());
+        if (e instanceof InvalidLeaseRequestException x) {
+            b.setKind(LeaseError.Kind.INVALID).setReason(x.reason() == null ? "" : x.reason().name());
+        } else if (e instanceof LeaseBusyException x) {
+            b.setKind(LeaseError.Kind.BUSY).setName(nullToEmpty(x.name()));
+            if (x.heldUntil() != null) {
+                b.setHeldUntilMicros(Micros.of(x.heldUntil()));
+            }
+        } else if (e instanceof LeaseBrokenException x) {
+            b.setKind(LeaseError.Kind.BROKEN).setName(nullToEmpty(x.name()));
+        } else if (e instanceof LeaseExpiredException x) {
+            b.setKind(LeaseError.Kind.EXPIRED);
+            if (x.deadline() != null) {
+                b.setDeadlineMicros(Micros.of(x.deadline()));
+            }
+        } else if (e instanceof StaleLeaseException) {
+            b.setKind(LeaseError.Kind.STALE);
+        } else if (e instanceof LeaseServiceUnavailableException x) {
+            b.setKind(LeaseError.Kind.UNAVAILABLE);
+            if (x.availableAt() != null) {
+                b.setAvailableAtMicros(Micros.of(x.availableAt()));
+            }
+        } else if (e instanceof LeasePermissionDeniedException x) {
+            b.setKind(LeaseError.Kind.PERMISSION_DENIED).setPrincipal(nullToEmpty(x.principal()))
+                    .setName(nullToEmpty(x.name())).setPermission(nullToEmpty(x.permission()));
+        } else {
+            throw new IllegalArgumentException("no wire form for " + e.getClass().getName() + ": " + e.getMessage());
+        }
+        return b.build();
+    }
+
+    /** The exception a wire error stands for, with the server's message (prefixed by where it came from). */
+    public static LeaseException exception(LeaseError e, String server) {
+        String message = e.getMessage() + " [server " + server + "]";
+        return switch (e.getKind()) {
+            case INVALID -> invalid(e, message);
+            case BUSY -> new LeaseBusyException(emptyToNull(e.getName()),
+                    e.hasHeldUntilMicros() ? instant(e.getHeldUntilMicros()) : null, message);
+            case BROKEN -> new LeaseBrokenException(emptyToNull(e.getName()), message);
+            case EXPIRED -> new LeaseExpiredException(e.hasDeadlineMicros() ? instant(e.getDeadlineMicros()) : null, message);
+            case STALE -> new StaleLeaseException(message);
+            case UNAVAILABLE -> new LeaseServiceUnavailableException(
+                    e.hasAvailableAtMicros() ? instant(e.getAvailableAtMicros()) : null, message);
+            case PERMISSION_DENIED -> new LeasePermissionDeniedException(emptyToNull(e.getPrincipal()),
+                    emptyToNull(e.getName()), emptyToNull(e.getPermission()), message);
+            default -> new LeaseException("the server answered with an error kind this client does not know ("
+                    + e.getKindValue() + "): " + message);
+        };
+    }
+
+    private static LeaseException invalid(LeaseError e, String message) {
+        InvalidLeaseRequestException.Reason reason;
+        try {
+            reason = InvalidLeaseRequestException.Reason.valueOf(e.getReason());
+        } catch (IllegalArgumentException unknown) {
+            return new LeaseException("the server refused the request for a reason this client does not know ("
+                    + e.getReason() + "): " + message);
+        }
+        return new InvalidLeaseRequestException(reason, message);
+    }
+
+    private static String nullToEmpty(String s) {
+        return s == null ? "" : s;
+    }
+
+    private static String emptyToNull(String s) {
+        return s == null || s.isEmpty() ? null : s;
+    }
+}

@@ -1,0 +1,602 @@
+package org.leasehold.server;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+
+import org.leasehold.engine.EmbeddedLeaseService;
+import org.leasehold.engine.EngineConfig;
+import org.leasehold.lease.InvalidLeaseRequestException;
+import org.leasehold.lease.Lease;
+import org.leasehold.lease.LeaseBrokenException;
+import org.leasehold.lease.LeaseBusyException;
+import org.leasehold.lease.LeaseException;
+import org.leasehold.lease.LeaseExpiredException;
+import org.leasehold.lease.LeaseNames;
+import org.leasehold.lease.LeasePermissionDeniedException;
+import org.leasehold.lease.LeaseRequest;
+import org.leasehold.lease.LeaseServiceUnavailableException;
+import org.leasehold.lease.NameStatus;
+import org.leasehold.lease.StaleLeaseException;
+import org.leasehold.remote.ProtoCodec;
+import org.leasehold.remote.Protocol;
+import org.leasehold.remote.proto.AcquireRequest;
+import org.leasehold.remote.proto.AdvanceTestClockRequest;
+import org.leasehold.remote.proto.AwaitTestClockRequest;
+import org.leasehold.remote.proto.CheckReply;
+import org.leasehold.remote.proto.CheckRequest;
+import org.leasehold.remote.proto.EchoReply;
+import org.leasehold.remote.proto.EchoRequest;
+import org.leasehold.remote.proto.InfoReply;
+import org.leasehold.remote.proto.InfoRequest;
+import org.leasehold.remote.proto.InspectReply;
+import org.leasehold.remote.proto.InspectRequest;
+import org.leasehold.remote.proto.LeaseRef;
+import org.leasehold.remote.proto.LeaseReply;
+import org.leasehold.remote.proto.LeaseholdGrpc;
+import org.leasehold.remote.proto.ReleaseReply;
+import org.leasehold.remote.proto.ReleaseRequest;
+import org.leasehold.remote.proto.RenewRequest;
+import org.leasehold.remote.proto.ResetForTestRequest;
+import org.leasehold.remote.proto.UpgradeRequest;
+import org.leasehold.remote.proto.SessionReply;
+import org.leasehold.remote.proto.SessionRequest;
+import org.leasehold.server.AccessControl.Permission;
+import org.leasehold.time.Micros;
+
+/**
+ * The lease operations over gRPC: decodes each call, checks the caller's permissions, runs it on the engine and
+ * answers. Handlers never block: a waiting acquisition is the engine's future, answered when it completes; a
+ * cancelled call (client withdrawal or lost connection) withdraws it, and a lease granted to a call nobody can receive
+ * any more is released at once.
+ */
+final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
+    private static final System.Logger LOG = System.getLogger(LeaseholdService.class.getName());
+
+    private final EngineHolder holder;
+    private final AccessControl acl;
+    private final ServerMetrics metrics;
+    private final int maxWaiters;
+    private final int maxWaitersPerConnection;
+    private final AtomicInteger waiting = new AtomicInteger();
+
+    LeaseholdService(EngineHolder holder, AccessControl acl, ServerMetrics metrics, int maxWaiters,
+            int maxWaitersPerConnection) {
+        this.holder = holder;
+        this.acl = acl;
+        this.metrics = metrics;
+        this.maxWaiters = maxWaiters;
+        this.maxWaitersPerConnection = maxWaitersPerConnection;
+    }
+
+    private static String principal() {
+        String p = CallGate.PRINCIPAL.get();
+        return p == null ? CallGate.ANONYMOUS : p;
+    }
+
+    private LeasePermissionDeniedException denied(String principal, Permission what, String name) {
+        return new LeasePermissionDeniedException(principal, name, what.word(), "principal '" + principal
+                + "' may not " + what.word() + " '" + LeaseNames.printable(name) + "': no rule of the access control list "
+                + acl.source() + " gives it '" + what.word() + "' on that name; ask the operator to add one");
+    }
+
+    private void done(String op, String outcome, long startNanos) {
+        metrics.ops.labelValues(op, outcome).inc();
+        metrics.latency.labelValues(op).observe((System.nanoTime() - startNanos) / 1e9);
+    }
+
+    static String outcome(Throwable e) {
+        if (e instanceof LeaseBusyException) {
+            return "busy";
+        } else if (e instanceof InvalidLeaseRequestException) {
+            return "invalid";
+        } else if (e instanceof LeaseServiceUnavailableException) {
+            return "unavailable";
+        } else if (e instanceof LeasePermissionDeniedException) {
+            return "denied";
+        } else if (e instanceof LeaseBrokenException) {
+            return "broken";
+        } else if (e instanceof LeaseExpiredException) {
+            return "expired";
+        } else if (e instanceof StaleLeaseException) {
+            return "stale";
+        } else if (e instanceof CancellationException) {
+            return "withdrawn";
+        }
+        return "error";
+    }
+
+    private static void badRequest(StreamObserver<?> out, String op, RuntimeException e) {
+        // The message parsed, but its values are out of range for this server (e.g. an overflowing duration).
+        out.onError(Status.INVALID_ARGUMENT.withDescription("the " + op + " request cannot be decoded: " + e.getMessage())
+                .asRuntimeException());
+    }
+
+    // ------------------------------------------------------------------------------------------------ acquire
+
+    @Override
+    public StreamObserver<SessionRequest> session(StreamObserver<SessionReply> responses) {
+        ServerCallStreamObserver<SessionReply> call = (ServerCallStreamObserver<SessionReply>) responses;
+        Session session = new Session(call, principal(), CallGate.CONNECTION.get());
+        call.setOnCancelHandler(session::end);
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(SessionRequest r) {
+                switch (r.getRequestCase()) {
+                    case ACQUIRE -> session.acquire(r.getAcquire());
+                    case WITHDRAW -> session.withdraw(r.getWithdraw().getRequestId());
+                    default -> session.send(SessionReply.newBuilder().setError(ProtoCodec.error(
+                            new InvalidLeaseRequestException(InvalidLeaseRequestException.Reason.NULL_ARGUMENT,
+                                    "the session message carries no request this server knows (field "
+                                            + r.getRequestCase() + "): use a client of protocol version "
+                                            + Protocol.VERSION))).build());
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                session.end();
+            }
+
+            @Override
+            public void onCompleted() {
+                session.end();
+                session.complete();
+            }
+        };
+    }
+
+    /** One client's acquisition stream: its waiting requests, answered in completion order. */
+    private final class Session {
+        private final ServerCallStreamObserver<SessionReply> call;
+        private final String principal;
+        private final CallGate.Connection conn;
+        private final Map<Long, CompletableFuture<Lease>> waitingById = new ConcurrentHashMap<>();
+        private volatile boolean ended;
+
+        Session(ServerCallStreamObserver<SessionReply> call, String principal, CallGate.Connection conn) {
+            this.call = call;
+            this.principal = principal;
+            this.conn = conn;
+        }
+
+        /** Sends one answer; the stream observer is not thread-safe, and answers come from many threads. */
+        synchronized boolean send(SessionReply reply) {
+            if (ended) {
+                return false;
+            }
+            try {
+                call.onNext(reply);
+                return true;
+            } catch (RuntimeException gone) {
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2102 answer to a gone session dropped: {0}",
+                        gone.getMessage());
+                return false;
+            }
+        }
+
+        synchronized void complete() {
+            try {
+                call.onCompleted();
+            } catch (RuntimeException gone) {
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2106 session already gone: {0}", gone.getMessage());
+            }
+        }
+
+        /** The stream ended (closed, cancelled or lost): withdraw every waiting request. */
+        void end() {
+            synchronized (this) {
+                if (ended) {
+                    return;
+                }
+                ended = true;
+            }
+            for (CompletableFuture<Lease> f : waitingById.values()) {
+                f.cancel(false);
+            }
+            runDueTestTimers();
+        }
+
+        private void error(long id, LeaseException e, long start) {
+            send(SessionReply.newBuilder().setRequestId(id).setError(ProtoCodec.error(e)).build());
+            done("acquire", outcome(e), start);
+        }
+
+        void acquire(AcquireRequest req) {
+            long start = System.nanoTime();
+            long id = req.getRequestId();
+            LeaseRequest request;
+            try {
+                request = ProtoCodec.acquire(req);
+            } catch (RuntimeException e) {
+                error(id, new InvalidLeaseRequestException(InvalidLeaseRequestException.Reason.NULL_ARGUMENT,
+                        "the Acquire request cannot be decoded: " + e.getMessage()), start);
+                return;
+            }
+            String deniedName = acl.firstDenied(principal, Permission.LEASE, request.names());
+            if (deniedName != null) {
+                error(id, denied(principal, Permission.LEASE, deniedName), start);
+                return;
+            }
+            boolean mayWait = req.getWaitMicros() > 0;
+            if (mayWait) {
+                if (conn != null && conn.waiting.incrementAndGet() > maxWaitersPerConnection) {
+                    conn.waiting.decrementAndGet();
+                    error(id, new LeaseBusyException(first(request), null, "this connection already has "
+                            + maxWaitersPerConnection + " waiting acquisitions (the server's "
+                            + "--max-waiters-per-connection): wait for some to finish, or try without waiting"), start);
+                    return;
+                }
+                if (waiting.incrementAndGet() > maxWaiters) {
+                    waiting.decrementAndGet();
+                    if (conn != null) {
+                        conn.waiting.decrementAndGet();
+                    }
+                    error(id, new LeaseBusyException(first(request), null, "the server already has " + maxWaiters
+                            + " waiting acquisitions (its --max-waiters): retry later, or try without waiting"), start);
+                    return;
+                }
+            }
+            CompletableFuture<Lease> f = holder.engine().acquireAsync(request);
+            runDueTestTimers();
+            if (f.isDone()) {
+                if (mayWait) {
+                    unwait(conn);
+                }
+                answer(id, f, start);
+                return;
+            }
+            metrics.waiting.inc();
+            if (waitingById.putIfAbsent(id, f) != null) {
+                f.cancel(false);
+                return;
+            }
+            f.whenComplete((lease, failure) -> {
+                waitingById.remove(id, f);
+                unwait(conn);
+                metrics.waiting.dec();
+                metrics.waits.labelValues(failure == null ? "granted" : outcome(unwrap(failure)))
+                        .observe((System.nanoTime() - start) / 1e9);
+                answer(id, f, start);
+            });
+            if (ended) {
+                f.cancel(false);
+            }
+        }
+
+        /** Sends the outcome of a completed engine future; a grant nobody can receive is released. */
+        private void answer(long id, CompletableFuture<Lease> f, long start) {
+            Lease lease = null;
+            Throwable failure = null;
+            try {
+                lease = f.join();
+            } catch (CancellationException e) {
+                failure = e;
+            } catch (CompletionException e) {
+                failure = unwrap(e);
+            }
+            if (lease != null) {
+                if (send(SessionReply.newBuilder().setRequestId(id).setLease(ProtoCodec.lease(lease)).build())) {
+                    done("acquire", "granted", start);
+                } else {
+                    releaseUnwanted(lease, "its session ended before the grant could be sent");
+                    done("acquire", "withdrawn", start);
+                }
+                return;
+            }
+            if (failure instanceof CancellationException) {
+                error(id, new LeaseBusyException(null, null, "the request was withdrawn by the client before it "
+                        + "was granted"), start);
+            } else if (failure instanceof LeaseException le) {
+                error(id, le, start);
+            } else {
+                LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-2901 lease engine failure on acquire", failure);
+                error(id, new LeaseServiceUnavailableException(null, "the lease engine failed: " + failure), start);
+            }
+        }
+
+        void withdraw(long id) {
+            long start = System.nanoTime();
+            CompletableFuture<Lease> f = waitingById.get(id);
+            boolean withdrawn = f != null && f.cancel(false);
+            runDueTestTimers();
+            send(SessionReply.newBuilder().setRequestId(id).setWithdrawn(withdrawn).build());
+            done("withdraw", withdrawn ? "withdrawn" : "not_waiting", start);
+        }
+    }
+
+    /**
+     * On a test clock, runs timers that became due meanwhile. A manual clock never runs a timer inside schedule(),
+     * so a timer scheduled by this call just after another thread advanced the clock past it would otherwise wait
+     * for the next advance; on the system clock nothing is needed.
+     */
+    private void runDueTestTimers() {
+        if (holder.testClock()) {
+            holder.manual().runDue();
+        }
+    }
+
+    private void unwait(CallGate.Connection conn) {
+        waiting.decrementAndGet();
+        if (conn != null) {
+            conn.waiting.decrementAndGet();
+        }
+    }
+
+    private static String first(LeaseRequest r) {
+        return r.names().isEmpty() ? null : r.names().get(0);
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        while (t instanceof CompletionException && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    private void reply(StreamObserver<LeaseReply> out, LeaseException e, String op, long start) {
+        try {
+            out.onNext(LeaseReply.newBuilder().setError(ProtoCodec.error(e)).build());
+            out.onCompleted();
+        } catch (RuntimeException gone) {
+            LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2102 answer to a gone call dropped: {0}", gone.getMessage());
+        }
+        done(op, outcome(e), start);
+    }
+
+    private void releaseUnwanted(Lease lease, String why) {
+        try {
+            holder.engine().release(lease, null, null);
+            LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2103 released {0}: {1}", lease.describe(), why);
+        } catch (LeaseException e) {
+            LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2104 releasing {0} ({1}) failed: {2}", lease.describe(), why,
+                    e.getMessage());
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ held leases
+
+    /** Decodes a reference and checks the caller may lease its names; null (after answering) if not. */
+    private Lease leaseOf(LeaseRef ref, StreamObserver<?> out, String op, long start, ErrorReply errors) {
+        Lease lease;
+        try {
+            lease = ProtoCodec.lease(ref);
+        } catch (RuntimeException e) {
+            metrics.ops.labelValues(op, "invalid").inc();
+            badRequest(out, op, e);
+            return null;
+        }
+        String principal = principal();
+        String deniedName = acl.firstDenied(principal, Permission.LEASE, lease.names());
+        if (deniedName != null) {
+            LeaseException e = denied(principal, Permission.LEASE, deniedName);
+            errors.send(e);
+            done(op, outcome(e), start);
+            return null;
+        }
+        return lease;
+    }
+
+    private interface ErrorReply {
+        void send(LeaseException e);
+    }
+
+    private static ErrorReply leaseErrors(StreamObserver<LeaseReply> out) {
+        return e -> {
+            out.onNext(LeaseReply.newBuilder().setError(ProtoCodec.error(e)).build());
+            out.onCompleted();
+        };
+    }
+
+    @Override
+    public void upgrade(UpgradeRequest req, StreamObserver<LeaseReply> out) {
+        long start = System.nanoTime();
+        Lease lease = leaseOf(req.getLease(), out, "upgrade", start, leaseErrors(out));
+        if (lease == null) {
+            return;
+        }
+        try {
+            Lease up = holder.engine().upgrade(lease, req.hasDeadlineMicros() ? Micros.toInstant(req.getDeadlineMicros())
+                    : null);
+            out.onNext(LeaseReply.newBuilder().setLease(ProtoCodec.lease(up)).build());
+            out.onCompleted();
+            done("upgrade", "ok", start);
+        } catch (LeaseException e) {
+            reply(out, e, "upgrade", start);
+        }
+    }
+
+    @Override
+    public void renew(RenewRequest req, StreamObserver<LeaseReply> out) {
+        long start = System.nanoTime();
+        Lease lease = leaseOf(req.getLease(), out, "renew", start, leaseErrors(out));
+        if (lease == null) {
+            return;
+        }
+        try {
+            Lease renewed = holder.engine().renew(lease, Micros.toInstant(req.getDeadlineMicros()),
+                    req.hasMetadata() ? req.getMetadata() : null);
+            out.onNext(LeaseReply.newBuilder().setLease(ProtoCodec.lease(renewed)).build());
+            out.onCompleted();
+            done("renew", "ok", start);
+        } catch (LeaseException e) {
+            reply(out, e, "renew", start);
+        }
+    }
+
+    @Override
+    public void release(ReleaseRequest req, StreamObserver<ReleaseReply> out) {
+        long start = System.nanoTime();
+        ErrorReply errors = e -> {
+            out.onNext(ReleaseReply.newBuilder().setError(ProtoCodec.error(e)).build());
+            out.onCompleted();
+        };
+        Lease lease = leaseOf(req.getLease(), out, "release", start, errors);
+        if (lease == null) {
+            return;
+        }
+        try {
+            Instant ended = holder.engine().release(lease,
+                    req.hasWatermarkMicros() ? Micros.toInstant(req.getWatermarkMicros()) : null,
+                    req.hasMetadata() ? req.getMetadata() : null);
+            runDueTestTimers();
+            out.onNext(ReleaseReply.newBuilder().setEndedAtMicros(Micros.of(ended)).build());
+            out.onCompleted();
+            done("release", "ok", start);
+        } catch (LeaseException e) {
+            errors.send(e);
+            done("release", outcome(e), start);
+        }
+    }
+
+    @Override
+    public void check(CheckRequest req, StreamObserver<CheckReply> out) {
+        long start = System.nanoTime();
+        String principal = principal();
+        if (!acl.allowed(principal, Permission.CHECK, req.getName())) {
+            out.onNext(CheckReply.newBuilder().setError(ProtoCodec.error(denied(principal, Permission.CHECK,
+                    req.getName()))).build());
+            out.onCompleted();
+            done("check", "denied", start);
+            return;
+        }
+        boolean current = holder.engine().check(req.getName(), req.getGeneration());
+        out.onNext(CheckReply.newBuilder().setCurrent(current).build());
+        out.onCompleted();
+        done("check", current ? "current" : "not_current", start);
+    }
+
+    @Override
+    public void inspect(InspectRequest req, StreamObserver<InspectReply> out) {
+        long start = System.nanoTime();
+        String principal = principal();
+        boolean all = acl.mayInspectAll(principal, req.getPrefix());
+        if (!all && !acl.mayInspectSome(principal)) {
+            out.onNext(InspectReply.newBuilder().setError(ProtoCodec.error(denied(principal, Permission.INSPECT,
+                    req.getPrefix()))).build());
+            out.onCompleted();
+            done("inspect", "denied", start);
+            return;
+        }
+        int limit = Math.max(0, req.getLimit());
+        List<NameStatus> view = holder.engine().inspect(req.getPrefix(), all ? limit : Integer.MAX_VALUE);
+        InspectReply.Builder b = InspectReply.newBuilder();
+        int n = 0;
+        for (NameStatus s : view) {
+            if (n == limit) {
+                break;
+            }
+            if (all || acl.allowed(principal, Permission.INSPECT, s.name())) {
+                b.addNames(ProtoCodec.status(s));
+                n++;
+            }
+        }
+        out.onNext(b.build());
+        out.onCompleted();
+        done("inspect", "ok", start);
+    }
+
+    // ------------------------------------------------------------------------------------------------ info, echo
+
+    private InfoReply info() {
+        EmbeddedLeaseService engine = holder.engine();
+        EngineConfig c = engine.config();
+        return InfoReply.newBuilder().setServiceId(engine.serviceId()).setNowMicros(holder.time().nowMicros())
+                .setAvailableFromMicros(Micros.of(engine.availableFrom()))
+                .setStartedAtMicros(Micros.of(engine.availableFrom()) - Micros.of(c.effectiveQuietPeriod()))
+                .setMaxLeaseMicros(Micros.of(c.maxLeaseDuration())).setGraceMicros(Micros.of(c.grace()))
+                .setTestClock(holder.testClock()).setProtocolVersion(Protocol.VERSION).setPrincipal(principal()).build();
+    }
+
+    @Override
+    public void info(InfoRequest req, StreamObserver<InfoReply> out) {
+        out.onNext(info());
+        out.onCompleted();
+    }
+
+    @Override
+    public void echo(EchoRequest req, StreamObserver<EchoReply> out) {
+        out.onNext(EchoReply.newBuilder().setPayload(req.getPayload()).build());
+        out.onCompleted();
+    }
+
+    // ------------------------------------------------------------------------------------------------ test only
+
+    private boolean refuseUnlessTestClock(StreamObserver<?> out, String op) {
+        if (holder.testClock()) {
+            return false;
+        }
+        metrics.refused.labelValues("test_only").inc();
+        out.onError(Status.FAILED_PRECONDITION.withDescription(op + " is for tests only: this lease server runs on the "
+                + "system clock. Only a server started with --test-clock=<instant> (never in production) accepts it")
+                .asRuntimeException());
+        return true;
+    }
+
+    @Override
+    public void advanceTestClock(AdvanceTestClockRequest req, StreamObserver<InfoReply> out) {
+        if (refuseUnlessTestClock(out, "AdvanceTestClock")) {
+            return;
+        }
+        if (req.getMicros() < 0) {
+            out.onError(Status.INVALID_ARGUMENT.withDescription("the test clock moves forward only; asked to move "
+                    + req.getMicros() + " µs").asRuntimeException());
+            return;
+        }
+        holder.manual().advance(Duration.ofNanos(Math.multiplyExact(req.getMicros(), 1_000L)));
+        out.onNext(info());
+        out.onCompleted();
+    }
+
+    @Override
+    public void awaitTestClock(AwaitTestClockRequest req, StreamObserver<InfoReply> out) {
+        if (refuseUnlessTestClock(out, "AwaitTestClock")) {
+            return;
+        }
+        holder.time().schedule(req.getAtMicros(), () -> {
+            try {
+                out.onNext(info());
+                out.onCompleted();
+            } catch (RuntimeException gone) {
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2105 AwaitTestClock caller gone: {0}", gone.getMessage());
+            }
+        });
+        holder.manual().runDue();
+    }
+
+    @Override
+    public void resetForTest(ResetForTestRequest req, StreamObserver<InfoReply> out) {
+        if (refuseUnlessTestClock(out, "ResetForTest")) {
+            return;
+        }
+        EngineConfig c;
+        try {
+            c = holder.config().withMaxLeaseDuration(Duration.ofNanos(req.getMaxLeaseMicros() * 1_000L))
+                    .withGrace(Duration.ofNanos(req.getGraceMicros() * 1_000L))
+                    .withQuietPeriod(Duration.ofNanos(req.getQuietPeriodMicros() * 1_000L))
+                    .withHistoryPerName(req.getHistoryPerName()).withMaxWaitersPerName(req.getMaxWaitersPerName())
+                    .validate();
+        } catch (IllegalArgumentException e) {
+            out.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
+            return;
+        }
+        holder.reset(c, req.hasStartMicros() ? Micros.toInstant(req.getStartMicros()) : null);
+        out.onNext(info());
+        out.onCompleted();
+    }
+
+    /** Waiting acquisitions now (for tests and health). */
+    int waitingNow() {
+        return waiting.get();
+    }
+}

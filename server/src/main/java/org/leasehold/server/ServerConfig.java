@@ -1,0 +1,131 @@
+package org.leasehold.server;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+
+import org.leasehold.engine.EngineConfig;
+
+/**
+ * Everything a {@link LeaseServer} needs, as {@link LeaseServerMain} parsed it from flags, environment and file.
+ *
+ * @param listen                   gRPC address (port 0: any free port)
+ * @param httpListen               metrics and health address, or null for none
+ * @param portFile                 file to write the bound ports to once listening, or null
+ * @param engine                   the lease engine's settings
+ * @param maxWaiters               waiting acquisitions allowed at once on the whole server
+ * @param maxWaitersPerConnection  waiting acquisitions allowed at once on one connection
+ * @param maxCallsPerConnection    concurrent calls (HTTP/2 streams) per connection
+ * @param maxMessageBytes          largest request accepted
+ * @param tlsCert                  PEM certificate chain of the server, or null for plaintext
+ * @param tlsKey                   PEM PKCS#8 key of {@code tlsCert}
+ * @param tlsClientCa              PEM CA(s) whose client certificates authenticate callers (mutual TLS), or null
+ * @param tokens                   bearer token file, or null
+ * @param acl                      access control list file, or null (every authenticated caller may do everything)
+ * @param testClock                start of a manual test clock, or null for the system clock (production)
+ * @param exitWhenStdinCloses      shut down when standard input reaches its end (the parent died)
+ * @param drainTimeout             how long a graceful shutdown waits for calls in flight
+ * @param insecure                 allow listening beyond loopback without TLS and authentication
+ */
+public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListen, Path portFile, EngineConfig engine,
+        int maxWaiters, int maxWaitersPerConnection, int maxCallsPerConnection, int maxMessageBytes, Path tlsCert,
+        Path tlsKey, Path tlsClientCa, Path tokens, Path acl, Instant testClock, boolean exitWhenStdinCloses,
+        Duration drainTimeout, boolean insecure) {
+
+    /** Defaults for tests and embedding: loopback, any free port, no metrics endpoint, no security. */
+    public static ServerConfig loopback(EngineConfig engine) {
+        return new ServerConfig(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), null, null, engine, 100_000,
+                10_000, 10_000, 1 << 20, null, null, null, null, null, null, false, Duration.ofSeconds(5), false);
+    }
+
+    /** Checks the settings together; the message says what to change. */
+    public ServerConfig validate() {
+        engine.validate();
+        if (maxWaiters < 1 || maxWaitersPerConnection < 1 || maxCallsPerConnection < 1) {
+            throw new IllegalArgumentException("--max-waiters, --max-waiters-per-connection and "
+                    + "--max-calls-per-connection must be at least 1");
+        }
+        if (maxMessageBytes < 1024) {
+            throw new IllegalArgumentException("--max-message-bytes is " + maxMessageBytes + "; use at least 1024");
+        }
+        if ((tlsCert == null) != (tlsKey == null)) {
+            throw new IllegalArgumentException("TLS needs both --tls-cert and --tls-key");
+        }
+        if (tlsClientCa != null && tlsCert == null) {
+            throw new IllegalArgumentException("--tls-client-ca (mutual TLS) needs TLS: give --tls-cert and --tls-key");
+        }
+        boolean secured = tlsCert != null && (tokens != null || tlsClientCa != null);
+        if (!secured && !insecure && !isLoopback(listen)) {
+            throw new IllegalArgumentException("refusing to listen on " + listen + " without TLS and authentication: "
+                    + "give --tls-cert/--tls-key and --tokens or --tls-client-ca, listen on 127.0.0.1, or pass "
+                    + "--insecure if this network is trusted");
+        }
+        if (drainTimeout.isNegative()) {
+            throw new IllegalArgumentException("--drain-timeout must not be negative");
+        }
+        return this;
+    }
+
+    static boolean isLoopback(InetSocketAddress a) {
+        return a.getAddress() != null && a.getAddress().isLoopbackAddress();
+    }
+
+    /** Parses {@code host:port} ({@code [v6]:port} too). */
+    static InetSocketAddress address(String option, String text) {
+        int colon = text.lastIndexOf(':');
+        if (colon < 0) {
+            throw new IllegalArgumentException(option + " '" + text + "' is not host:port, for example 127.0.0.1:7420");
+        }
+        String host = text.substring(0, colon);
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        int port;
+        try {
+            port = Integer.parseInt(text.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(option + " '" + text + "' has no port number", e);
+        }
+        if (port < 0 || port > 65_535) {
+            throw new IllegalArgumentException(option + " '" + text + "': the port must be 0 to 65535");
+        }
+        try {
+            return new InetSocketAddress(InetAddress.getByName(host.isEmpty() ? "0.0.0.0" : host), port);
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException(option + " '" + text + "': unknown host " + host, e);
+        }
+    }
+
+    public ServerConfig withEngine(EngineConfig e) {
+        return new ServerConfig(listen, httpListen, portFile, e, maxWaiters, maxWaitersPerConnection,
+                maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
+                exitWhenStdinCloses, drainTimeout, insecure);
+    }
+
+    public ServerConfig withTestClock(Instant start) {
+        return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
+                maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, start,
+                exitWhenStdinCloses, drainTimeout, insecure);
+    }
+
+    public ServerConfig withHttpListen(InetSocketAddress a) {
+        return new ServerConfig(listen, a, portFile, engine, maxWaiters, maxWaitersPerConnection, maxCallsPerConnection,
+                maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock, exitWhenStdinCloses, drainTimeout,
+                insecure);
+    }
+
+    public ServerConfig withSecurity(Path cert, Path key, Path clientCa, Path tokenFile, Path aclFile) {
+        return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
+                maxCallsPerConnection, maxMessageBytes, cert, key, clientCa, tokenFile, aclFile, testClock,
+                exitWhenStdinCloses, drainTimeout, insecure);
+    }
+
+    public ServerConfig withLimits(int waiters, int waitersPerConnection, int callsPerConnection, int messageBytes) {
+        return new ServerConfig(listen, httpListen, portFile, engine, waiters, waitersPerConnection, callsPerConnection,
+                messageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock, exitWhenStdinCloses, drainTimeout,
+                insecure);
+    }
+}

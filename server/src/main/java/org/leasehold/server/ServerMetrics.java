@@ -1,0 +1,51 @@
+package org.leasehold.server;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+
+/**
+ * The server's metrics, kept by the Prometheus Java client and written in its text format: lease operations by
+ * outcome, their latency, how long granted waiters waited, waiting acquisitions, connections and refused calls.
+ */
+final class ServerMetrics {
+    private static final double[] LATENCY_BOUNDS = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+        0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+
+    final PrometheusRegistry registry = new PrometheusRegistry();
+    /** Every lease operation, by operation and outcome (granted, busy, invalid, unavailable, denied, ...). */
+    final Counter ops = Counter.builder().name("leasehold_ops_total")
+            .help("Lease operations answered, by operation and outcome").labelNames("op", "outcome").register(registry);
+    final Histogram latency = Histogram.builder().name("leasehold_op_duration_seconds")
+            .help("Time from receiving a lease operation to answering it (including any wait)").labelNames("op")
+            .classicOnly().classicUpperBounds(LATENCY_BOUNDS).register(registry);
+    final Histogram waits = Histogram.builder().name("leasehold_acquire_wait_seconds")
+            .help("How long acquisitions that had to wait waited, by outcome").labelNames("outcome")
+            .classicOnly().classicUpperBounds(LATENCY_BOUNDS).register(registry);
+    final Gauge waiting = Gauge.builder().name("leasehold_waiting_acquisitions")
+            .help("Acquisitions waiting on the server now").register(registry);
+    final Gauge connections = Gauge.builder().name("leasehold_connections")
+            .help("Client connections (sessions) open now").register(registry);
+    final Counter refused = Counter.builder().name("leasehold_refused_calls_total")
+            .help("Calls refused before reaching the lease engine, by reason").labelNames("reason").register(registry);
+    final Gauge quiet = Gauge.builder().name("leasehold_quiet_period")
+            .help("1 while the server grants nothing after its start (quiet period), else 0").register(registry);
+
+    private final PrometheusTextFormatWriter writer = new PrometheusTextFormatWriter(false);
+
+    /** The current metrics in the Prometheus text format. */
+    byte[] scrape() throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(8192);
+        writer.write(out, registry.scrape());
+        return out.toByteArray();
+    }
+
+    String contentType() {
+        return PrometheusTextFormatWriter.CONTENT_TYPE;
+    }
+}

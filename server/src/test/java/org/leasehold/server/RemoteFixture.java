@@ -1,0 +1,58 @@
+package org.leasehold.server;
+
+import java.time.Duration;
+import java.time.Instant;
+
+import org.leasehold.contract.LeaseFixture;
+import org.leasehold.lease.LeaseService;
+import org.leasehold.remote.RemoteClientConfig;
+import org.leasehold.remote.RemoteLeaseService;
+
+/**
+ * The remote client against a real server process on a test clock. Starting a fixture resets the server's engine
+ * with the fixture's settings and its clock to {@link #START}; a restart replaces the engine on the same clock (time
+ * keeps going), like a restarted server process that kept its clock.
+ */
+final class RemoteFixture implements LeaseFixture {
+    static final Instant START = Instant.parse("2026-03-01T10:00:00Z");
+
+    private final TestClockClient clock;
+    private final Settings settings;
+    private final RemoteLeaseService client;
+
+    RemoteFixture(ServerProcess server, TestClockClient clock, Settings settings) {
+        this.clock = clock;
+        this.settings = settings;
+        clock.reset(settings, START);
+        this.client = new RemoteLeaseService(RemoteClientConfig.builder(server.address()).build());
+    }
+
+    @Override
+    public LeaseService service() {
+        return client;
+    }
+
+    RemoteLeaseService client() {
+        return client;
+    }
+
+    @Override
+    public void advance(Duration d) {
+        clock.advance(d);
+    }
+
+    @Override
+    public void awaitTime(Instant t) {
+        clock.awaitTime(t);
+    }
+
+    @Override
+    public void restart() {
+        clock.reset(settings, null);
+    }
+
+    @Override
+    public void close() {
+        client.close();
+    }
+}

@@ -4,7 +4,9 @@ import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 
 import org.leasehold.engine.EngineConfig;
 import org.leasehold.store.FlushPolicy;
@@ -29,15 +31,22 @@ import org.leasehold.store.Names;
  * @param maxNamesPerUnit       the most lease names one unit of work (transaction or connection) may hold
  * @param minTimeLeftAtPrepare  prepare votes rollback when a lease has less than this left
  * @param ownerTtl              embedded mode: how long the log's ownership survives without a heartbeat
+ * @param remoteOptions         remote mode: the client's properties ({@code servers} comes from {@code leaseService})
  */
 record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duration maxLease, Duration grace,
         Duration maxClockError, Duration bucketWidth, FlushPolicy flushPolicy, String writerId, String processId,
-        Duration defaultWait, int maxNamesPerUnit, Duration minTimeLeftAtPrepare, Duration ownerTtl) {
+        Duration defaultWait, int maxNamesPerUnit, Duration minTimeLeftAtPrepare, Duration ownerTtl,
+        Map<String, String> remoteOptions) {
 
     static final String EMBEDDED = "embedded";
 
     boolean embedded() {
         return EMBEDDED.equals(leaseService);
+    }
+
+    /** Remote mode: the lease servers, {@code host:port} separated by commas. */
+    String remoteServers() {
+        return leaseService.substring("remote:".length()).trim();
     }
 
     /** The identity of the runtime these settings need: everything that must agree for two factories to share one. */
@@ -52,7 +61,7 @@ record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duratio
     static AdapterConfig from(String bagStoreRoot, String log, String leaseService, Long maxLeaseMillis,
             Long graceMillis, Long maxClockErrorMillis, Long bucketMillis, String flushPolicy, String writerId,
             String processId, Long defaultWaitMillis, Integer maxNamesPerUnit, Long minTimeLeftAtPrepareMillis,
-            Long ownerTtlMillis) {
+            Long ownerTtlMillis, String remoteOptions) {
         if (bagStoreRoot == null || bagStoreRoot.isBlank()) {
             throw new IllegalArgumentException("BagStoreRoot is not set: give the directory of the bag store "
                     + "(a shared file system mount for a fleet), which must exist and be writable");
@@ -127,8 +136,40 @@ record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duratio
         if (ttl.compareTo(Duration.ofSeconds(1)) < 0) {
             throw new IllegalArgumentException("OwnerTtlMillis is " + ownerTtlMillis + ": use at least 1000 (default 8000)");
         }
+        if (!mode.equals(EMBEDDED) && mode.substring("remote:".length()).isBlank()) {
+            throw new IllegalArgumentException("LeaseService '" + leaseService + "' names no server: use "
+                    + "'remote:<host:port>[,<host:port>...]'");
+        }
         return new AdapterConfig(root, logName, mode, maxLease, grace, clockError, bucket, flush, writer, process, wait,
-                maxNames, minLeft, ttl);
+                maxNames, minLeft, ttl, remoteOptions(remoteOptions));
+    }
+
+    /**
+     * Parses {@code key=value;key=value}: the remote client's properties (token, tokenFile, tlsTrustFile, tlsCertFile,
+     * tlsKeyFile, tlsAuthority, callTimeout, previousServers, migrationStartedAt, ...); the client checks the keys.
+     */
+    static Map<String, String> remoteOptions(String text) {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (text == null || text.isBlank()) {
+            return out;
+        }
+        for (String part : text.split(";")) {
+            if (part.isBlank()) {
+                continue;
+            }
+            int eq = part.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("RemoteOptions entry '" + part.trim() + "' is not key=value: write "
+                        + "for example 'tokenFile=/etc/leasehold/token;tlsTrustFile=/etc/leasehold/ca.pem'");
+            }
+            String key = part.substring(0, eq).trim();
+            if (key.equals("servers")) {
+                throw new IllegalArgumentException("RemoteOptions may not set 'servers': give them in LeaseService "
+                        + "as 'remote:<host:port>[,...]'");
+            }
+            out.put(key, part.substring(eq + 1).trim());
+        }
+        return out;
     }
 
     private static Duration millis(String property, Long value, long defaultMillis) {

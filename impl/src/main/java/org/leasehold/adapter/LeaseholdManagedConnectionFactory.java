@@ -47,6 +47,7 @@ public final class LeaseholdManagedConnectionFactory
     private Integer maxNamesPerUnit = 100;
     private Long minTimeLeftAtPrepareMillis = 1_000L;
     private Long ownerTtlMillis = 8_000L;
+    private String remoteOptions = "";
 
     private transient LeaseholdResourceAdapter adapter;
     private transient PrintWriter logWriter;
@@ -56,7 +57,7 @@ public final class LeaseholdManagedConnectionFactory
         try {
             return AdapterConfig.from(bagStoreRoot, log, leaseService, maxLeaseMillis, graceMillis, maxClockErrorMillis,
                     bucketMillis, flushPolicy, writerId, processId, defaultWaitMillis, maxNamesPerUnit,
-                    minTimeLeftAtPrepareMillis, ownerTtlMillis);
+                    minTimeLeftAtPrepareMillis, ownerTtlMillis, remoteOptions);
         } catch (IllegalArgumentException e) {
             throw new InvalidPropertyException("Leasehold connection definition: " + e.getMessage());
         }
@@ -267,6 +268,16 @@ public final class LeaseholdManagedConnectionFactory
         ownerTtlMillis = v;
     }
 
+    public String getRemoteOptions() {
+        return remoteOptions;
+    }
+
+    @ConfigProperty(description = "Remote mode: the lease client's options as key=value;key=value (token, tokenFile, "
+            + "tlsTrustFile, tlsCertFile, tlsKeyFile, tlsAuthority, callTimeout, previousServers, migrationStartedAt).")
+    public void setRemoteOptions(String v) {
+        remoteOptions = v;
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof LeaseholdManagedConnectionFactory f && Objects.equals(f.bagStoreRoot, bagStoreRoot)
@@ -278,7 +289,7 @@ public final class LeaseholdManagedConnectionFactory
                 && Objects.equals(f.defaultWaitMillis, defaultWaitMillis)
                 && Objects.equals(f.maxNamesPerUnit, maxNamesPerUnit)
                 && Objects.equals(f.minTimeLeftAtPrepareMillis, minTimeLeftAtPrepareMillis)
-                && Objects.equals(f.ownerTtlMillis, ownerTtlMillis);
+                && Objects.equals(f.ownerTtlMillis, ownerTtlMillis) && Objects.equals(f.remoteOptions, remoteOptions);
     }
 
     @Override

@@ -2,12 +2,15 @@ package org.leasehold.adapter;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.Executor;
 
 import org.leasehold.bag.BagStoreException;
 import org.leasehold.engine.EmbeddedLeaseService;
 import org.leasehold.engine.EngineConfig;
 import org.leasehold.lease.LeaseService;
+import org.leasehold.remote.RemoteLeaseService;
 import org.leasehold.store.BagStoreConfig;
 import org.leasehold.store.FileBagStore;
 import org.leasehold.store.fs.NfsSafeFiles;
@@ -59,38 +62,37 @@ final class LeaseholdRuntime implements AutoCloseable {
         }
         NfsSafeFiles fs = new NfsSafeFiles();
         EmbeddedOwnership ownership = null;
-        LeaseService leases;
-        PrepareJournal journal = null;
+        LeaseService leases = null;
+        PrepareJournal journal;
         try {
-            if (!config.embedded()) {
-                throw new RuntimeStartException("LeaseService '" + config.leaseService() + "': the remote lease "
-                        + "service needs the lease server's client, which this build does not include yet; use "
-                        + "'embedded'", null);
+            if (config.embedded()) {
+                ownership = EmbeddedOwnership.claim(fs, config.bagStoreRoot(), config.log(), store.writerId(),
+                        config.ownerTtl(), config.maxLease(), config.grace(), config.maxClockError(), time);
+                Duration quiet = Duration.between(time.now(), ownership.grantableFrom());
+                EmbeddedLeaseService engine = new EmbeddedLeaseService(EngineConfig.defaults()
+                        .withServiceId("embedded/" + store.writerId() + "/" + config.log())
+                        .withMaxLeaseDuration(config.maxLease()).withGrace(config.grace())
+                        .withClockErrorBound(config.maxClockError())
+                        .withQuietPeriod(quiet.isNegative() ? Duration.ZERO : quiet), time);
+                ownership.start(engine::fenceAt);
+                leases = engine;
+            } else {
+                leases = remote(config, store.writerId());
             }
-            ownership = EmbeddedOwnership.claim(fs, config.bagStoreRoot(), config.log(), store.writerId(),
-                    config.ownerTtl(), config.maxLease(), config.grace(), config.maxClockError(), time);
-            Duration quiet = Duration.between(time.now(), ownership.grantableFrom());
-            EmbeddedLeaseService engine = new EmbeddedLeaseService(EngineConfig.defaults()
-                    .withServiceId("embedded/" + store.writerId() + "/" + config.log())
-                    .withMaxLeaseDuration(config.maxLease()).withGrace(config.grace())
-                    .withClockErrorBound(config.maxClockError())
-                    .withQuietPeriod(quiet.isNegative() ? Duration.ZERO : quiet), time);
-            ownership.start(engine::fenceAt);
-            leases = engine;
             journal = new PrepareJournal(fs, config.bagStoreRoot(), config.log(), store.writerId());
-        } catch (EmbeddedOwnership.OwnedElsewhereException e) {
-            store.close();
-            throw new RuntimeStartException(e.getMessage(), e);
-        } catch (IOException e) {
+        } catch (EmbeddedOwnership.OwnedElsewhereException | RuntimeStartException | IOException e) {
             if (ownership != null) {
                 ownership.close();
             }
+            if (leases != null) {
+                leases.close();
+            }
             store.close();
-            throw new RuntimeStartException("the adapter could not set up its files under " + config.bagStoreRoot()
-                    + "/.leasehold: " + e, e);
-        } catch (RuntimeStartException e) {
-            store.close();
-            throw e;
+            if (e instanceof RuntimeStartException rse) {
+                throw rse;
+            }
+            throw new RuntimeStartException(e instanceof IOException ? "the adapter could not set up its files under "
+                    + config.bagStoreRoot() + "/.leasehold: " + e : e.getMessage(), e);
         }
         AdapterMetrics metrics = new AdapterMetrics();
         metrics.register(config.log(), store.writerId());
@@ -100,6 +102,19 @@ final class LeaseholdRuntime implements AutoCloseable {
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4004 adapter runtime started: log {0} at {1}, writer {2}, lease "
                 + "service {3}", config.log(), config.bagStoreRoot(), store.writerId(), leases.serviceId());
         return new LeaseholdRuntime(config, store, leases, ownership, journal, metrics, rm);
+    }
+
+    /** A client of the lease servers named in {@code LeaseService}, with the {@code RemoteOptions}. */
+    private static LeaseService remote(AdapterConfig config, String writer) throws RuntimeStartException {
+        Map<String, String> properties = new LinkedHashMap<>(config.remoteOptions());
+        properties.put("servers", config.remoteServers());
+        properties.putIfAbsent("process", config.processId() != null ? config.processId() : writer);
+        try {
+            return RemoteLeaseService.connect(properties);
+        } catch (RuntimeException e) {
+            throw new RuntimeStartException("the lease service client for " + config.leaseService()
+                    + " could not be set up: " + e.getMessage(), e);
+        }
     }
 
     AdapterConfig config() {

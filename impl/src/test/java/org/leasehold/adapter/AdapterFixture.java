@@ -18,6 +18,7 @@ import org.leasehold.bag.ReadRequest;
 import org.leasehold.connector.LeaseConnection;
 import org.leasehold.connector.LeaseConnectionFactory;
 import org.leasehold.time.ManualTimeSource;
+import org.leasehold.time.TimeSource;
 
 /**
  * The adapter outside a server: a real bag store directory under {@code target/}, the Narayana transaction manager
@@ -32,7 +33,9 @@ final class AdapterFixture implements AutoCloseable {
     }
 
     final Path root;
+    /** The manual clock, or null when the fixture runs on another time source (the real clock). */
     final ManualTimeSource time;
+    private final TimeSource timeSource;
     final TransactionManager tm = com.arjuna.ats.jta.TransactionManager.transactionManager();
     final TransactionSynchronizationRegistry tsr =
             new com.arjuna.ats.internal.jta.transaction.arjunacore.TransactionSynchronizationRegistryImple();
@@ -46,10 +49,11 @@ final class AdapterFixture implements AutoCloseable {
         this(freshRoot(test), new ManualTimeSource(START), configure);
     }
 
-    AdapterFixture(Path root, ManualTimeSource time, Consumer<LeaseholdManagedConnectionFactory> configure)
+    AdapterFixture(Path root, TimeSource time, Consumer<LeaseholdManagedConnectionFactory> configure)
             throws Exception {
         this.root = root;
-        this.time = time;
+        this.timeSource = time;
+        this.time = time instanceof ManualTimeSource m ? m : null;
         this.configure = configure;
         start();
     }
@@ -63,7 +67,7 @@ final class AdapterFixture implements AutoCloseable {
     private void start() throws Exception {
         context = new TestBootstrapContext(tsr);
         adapter = new LeaseholdResourceAdapter();
-        adapter.useTimeSource(time);
+        adapter.useTimeSource(timeSource);
         adapter.start(context);
         mcf = new LeaseholdManagedConnectionFactory();
         mcf.setBagStoreRoot(root.toString());

@@ -40,6 +40,9 @@ public class BenchResource {
     @Inject
     PostgresBench postgres;
 
+    @Inject
+    EmptyBench empty;
+
     /** One exclusive lease {@code bench/<key>} and one 256-byte message, in one JTA transaction. */
     @POST
     @Path("/leasehold")
@@ -54,6 +57,14 @@ public class BenchResource {
     public Response postgres(@QueryParam("key") Integer key) {
         int k = checkKey(key);
         return timed(() -> postgres.lockAndInsert(k));
+    }
+
+    /** The floor: the same path and a JTA transaction with no resource in it. */
+    @POST
+    @Path("/empty")
+    public Response empty(@QueryParam("key") Integer key) {
+        int k = checkKey(key);
+        return timed(() -> empty.nothing(k));
     }
 
     /** Messages stored in the benchmark's log, read back from the bag store. */

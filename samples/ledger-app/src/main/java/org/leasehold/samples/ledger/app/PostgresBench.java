@@ -71,7 +71,10 @@ public class PostgresBench {
         }
     }
 
-    /** The server's version and the settings that decide what a commit costs. */
+    /**
+     * The server's version and the settings that decide what a commit costs, and the process id of one backend (a
+     * runner on the same machine finds PostgreSQL's processes from it, to measure their CPU time).
+     */
     @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
     public Map<String, String> settings() throws SQLException, BenchNotConfiguredException {
         Map<String, String> out = new TreeMap<>();
@@ -83,6 +86,12 @@ public class PostgresBench {
             while (r.next()) {
                 out.put(r.getString(1), r.getString(2));
             }
+        }
+        try (Connection c = dataSource().getConnection();
+                PreparedStatement s = c.prepareStatement("SELECT pg_backend_pid()");
+                ResultSet r = s.executeQuery()) {
+            r.next();
+            out.put("backend_pid", r.getString(1));
         }
         return out;
     }

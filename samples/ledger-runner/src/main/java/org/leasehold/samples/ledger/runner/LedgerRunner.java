@@ -51,9 +51,10 @@ import picocli.CommandLine.Spec;
                 + "For every workload (--bench-threads[i] clients over --bench-keys[i] keys): a warm-up of each side, "
                 + "then --runs runs of each, alternating (the order flips every run), in one server process. It "
                 + "prints tx/s, p50/p99/p99.9 latency of the HTTP round trip and of the server-side transaction "
-                + "(HdrHistogram), errors, the ratio Leasehold/PostgreSQL, checks what each side stored against what "
-                + "committed, and writes bench-results.json into the run directory. Without --pg-url, Leasehold runs "
-                + "alone. samples/ledger-runner/bench/run-postgres-bench.sh installs and starts PostgreSQL on "
+                + "(HdrHistogram), CPU time per transaction of the server JVM, of PostgreSQL's processes (when local) "
+                + "and of the client, errors, the ratios Leasehold/PostgreSQL, checks what each side stored against "
+                + "what committed, and writes bench-results.json into the run directory. Without --pg-url, Leasehold "
+                + "runs alone. samples/ledger-runner/bench/run-postgres-bench.sh installs and starts PostgreSQL on "
                 + "loopback and runs this mode (see bench/README.md).",
             ""})
 public final class LedgerRunner implements Callable<Integer> {
@@ -91,7 +92,7 @@ public final class LedgerRunner implements Callable<Integer> {
                     + "picks one at random. Many keys: uncontended; few: contended (default ${DEFAULT-VALUE}).")
     List<Integer> benchKeys;
 
-    @Option(names = "--warmup", defaultValue = "PT10S",
+    @Option(names = "--warmup", defaultValue = "PT20S",
             description = "Bench: warm-up of each side before each workload's runs, not reported (default "
                     + "${DEFAULT-VALUE}).")
     Duration warmup;
@@ -99,6 +100,11 @@ public final class LedgerRunner implements Callable<Integer> {
     @Option(names = "--runs", defaultValue = "3",
             description = "Bench: measured runs of each side per workload (default ${DEFAULT-VALUE}).")
     int runs;
+
+    @Option(names = "--bench-empty",
+            description = "Bench: also measure the floor, the same HTTP and EJB path with a JTA transaction that "
+                    + "enlists no resource (POST /ledger/api/bench/empty).")
+    boolean benchEmpty;
 
     @Option(names = "--pg-url",
             description = "Bench: JDBC URL of the PostgreSQL baseline (jdbc:postgresql://127.0.0.1:PORT/DB); its "
@@ -202,7 +208,7 @@ public final class LedgerRunner implements Callable<Integer> {
             out.printf("Server: pid %d, JVM options %s; client: this JVM, %d processors%n", server.pid(), jvm,
                     Runtime.getRuntime().availableProcessors());
             HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
-            return new XaBenchmark(http, server.baseUri(), out).run(settings, run.resolve("bench-results.json"));
+            return new XaBenchmark(http, server.baseUri(), server.pid(), out).run(settings, run.resolve("bench-results.json"));
         }
     }
 
@@ -229,7 +235,7 @@ public final class LedgerRunner implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "--pg-url must be a PostgreSQL JDBC URL (jdbc:postgresql://HOST:PORT/DATABASE), not " + pgUrl);
         }
-        return new XaBenchmark.Settings(workloads, warmup, d, runs, pgUrl != null);
+        return new XaBenchmark.Settings(workloads, warmup, d, runs, pgUrl != null, benchEmpty);
     }
 
     /** The XA datasource's properties, in asadmin's syntax. */

@@ -2,6 +2,7 @@ package org.leasehold.samples.ledger.runner;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -19,6 +20,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Collectors;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -34,6 +36,9 @@ import org.HdrHistogram.Histogram;
  * two (the order flips every run) and reports transactions per second, latency percentiles of the HTTP round trip
  * and of the server-side transaction (HdrHistogram), errors, and the ratio Leasehold / PostgreSQL. At the end it
  * counts what each side stored (messages read back from the bag store, rows in PostgreSQL) against what committed.
+ * It also measures the CPU time each transaction costs the processes that do the work (the server's JVM,
+ * PostgreSQL's processes when they run on this machine, and the client): on a small shared machine that is steadier
+ * than throughput, which other processes' load moves.
  *
  * <p>The clients are closed-loop: each sends its next request when the previous answer arrives, so the latencies
  * are those of a loaded server at the throughput it reached (no coordinated-omission correction is applied).
@@ -43,7 +48,9 @@ final class XaBenchmark {
     /** The two ways of doing the operation. */
     enum Side {
         LEASEHOLD("Leasehold", "leasehold"),
-        POSTGRES("PostgreSQL", "postgres");
+        POSTGRES("PostgreSQL", "postgres"),
+        /** The floor: the same path and a JTA transaction with no resource. */
+        EMPTY("No resource", "empty");
 
         final String title;
         final String path;
@@ -69,14 +76,23 @@ final class XaBenchmark {
      * @param duration  one measured run
      * @param runs      measured runs per side and workload
      * @param postgres  whether the PostgreSQL side is configured (otherwise Leasehold runs alone)
+     * @param empty     whether to measure the floor too: the same path with a transaction that enlists nothing
      */
-    record Settings(List<Workload> workloads, Duration warmup, Duration duration, int runs, boolean postgres) {
+    record Settings(List<Workload> workloads, Duration warmup, Duration duration, int runs, boolean postgres,
+            boolean empty) {
         Settings {
             workloads = List.copyOf(workloads);
         }
 
         List<Side> sides() {
-            return postgres ? List.of(Side.LEASEHOLD, Side.POSTGRES) : List.of(Side.LEASEHOLD);
+            List<Side> sides = new ArrayList<>(List.of(Side.LEASEHOLD));
+            if (postgres) {
+                sides.add(Side.POSTGRES);
+            }
+            if (empty) {
+                sides.add(Side.EMPTY);
+            }
+            return sides;
         }
 
         int maxKeys() {
@@ -99,6 +115,12 @@ final class XaBenchmark {
         final Histogram server = new Histogram(3);
         final Map<String, Long> errors = new TreeMap<>();
         final Map<String, String> examples = new TreeMap<>();
+        /** CPU time spent during the run by the server's JVM, PostgreSQL's processes and the client (-1: unknown). */
+        long serverCpuNanos = -1;
+        long postgresCpuNanos = -1;
+        long clientCpuNanos = -1;
+        /** The machine's one-minute load average at the end of the run (other processes included), or -1. */
+        double loadAverage = -1;
 
         Result(Side side, Workload workload, int run) {
             this.side = side;
@@ -124,6 +146,21 @@ final class XaBenchmark {
             examples.putIfAbsent(outcome, reason.length() > 300 ? reason.substring(0, 300) + "..." : reason);
         }
 
+        /** CPU microseconds per committed transaction, or NaN. */
+        double cpuMicrosPerTx(long nanos) {
+            return nanos < 0 || committed == 0 ? Double.NaN : nanos / 1000.0 / committed;
+        }
+
+        void addCpu(Result r) {
+            serverCpuNanos = sum(serverCpuNanos, r.serverCpuNanos);
+            postgresCpuNanos = sum(postgresCpuNanos, r.postgresCpuNanos);
+            clientCpuNanos = sum(clientCpuNanos, r.clientCpuNanos);
+        }
+
+        private static long sum(long a, long b) {
+            return b < 0 ? a : Math.max(a, 0) + b;
+        }
+
         void add(Result part) {
             committed += part.committed;
             http.add(part.http);
@@ -135,13 +172,17 @@ final class XaBenchmark {
 
     private final HttpClient http;
     private final URI base;
+    private final ProcessHandle server;
+    /** PostgreSQL's postmaster, when it runs on this machine and can be seen. */
+    private ProcessHandle postmaster;
     private final PrintStream out;
     private final ObjectMapper json = new ObjectMapper();
     private final List<Result> results = new ArrayList<>();
 
-    XaBenchmark(HttpClient http, URI serverBase, PrintStream out) {
+    XaBenchmark(HttpClient http, URI serverBase, long serverPid, PrintStream out) {
         this.http = http;
         this.base = URI.create(serverBase + "/ledger/api/");
+        this.server = ProcessHandle.of(serverPid).orElse(null);
         this.out = out;
     }
 
@@ -162,6 +203,11 @@ final class XaBenchmark {
             pgSettings = json.convertValue(getJson("bench/postgres/settings"),
                     json.getTypeFactory().constructMapType(TreeMap.class, String.class, String.class));
             out.println("PostgreSQL: " + pgSettings);
+            postmaster = ProcessHandle.of(Long.parseLong(pgSettings.getOrDefault("backend_pid", "-1")))
+                    .flatMap(ProcessHandle::parent).filter(p -> cpuNanos(p) >= 0).orElse(null);
+            out.println(postmaster != null ? "PostgreSQL's processes: the postmaster (pid " + postmaster.pid()
+                    + ") and its children, for CPU time" : "PostgreSQL's processes are not visible from here: its CPU "
+                    + "time is not measured");
         } else {
             out.println("No --pg-url: Leasehold runs alone, without its PostgreSQL baseline.");
         }
@@ -187,9 +233,11 @@ final class XaBenchmark {
                 for (Side side : order) {
                     Result r = measure(side, w, s.duration(), run);
                     results.add(r);
-                    out.printf("  run %d %-10s %8.1f tx/s (%d in %.1f s); HTTP %s; server %s%s%n", run, side.title,
-                            r.perSecond(), r.committed, r.seconds, percentiles(r.http), percentiles(r.server),
-                            errorText(r));
+                    out.printf("  run %d %-10s %8.1f tx/s (%d in %.1f s); HTTP %s; server %s; CPU us/tx %s/%s/%s; "
+                            + "load %.1f%s%n", run, side.title, r.perSecond(), r.committed, r.seconds,
+                            percentiles(r.http), percentiles(r.server), cpuText(r.cpuMicrosPerTx(r.serverCpuNanos)),
+                            cpuText(r.cpuMicrosPerTx(r.postgresCpuNanos)), cpuText(r.cpuMicrosPerTx(r.clientCpuNanos)),
+                            r.loadAverage, errorText(r));
                 }
             }
         }
@@ -220,6 +268,9 @@ final class XaBenchmark {
         String uri = base + "bench/" + side.path + "?key=";
         ExecutorService pool = Executors.newFixedThreadPool(w.threads());
         try {
+            long serverCpu = cpuNanos(server);
+            long postgresCpu = side == Side.POSTGRES ? postgresCpuNanos() : -1;
+            long clientCpu = cpuNanos(ProcessHandle.current());
             long start = System.nanoTime();
             long end = start + d.toNanos();
             List<Future<Result>> parts = new ArrayList<>();
@@ -245,10 +296,35 @@ final class XaBenchmark {
                 last = Math.max(last, t);
             }
             total.seconds = (last - start) / 1e9;
+            total.serverCpuNanos = delta(serverCpu, cpuNanos(server));
+            total.postgresCpuNanos = side == Side.POSTGRES ? delta(postgresCpu, postgresCpuNanos()) : -1;
+            total.clientCpuNanos = delta(clientCpu, cpuNanos(ProcessHandle.current()));
+            total.loadAverage = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
             return total;
         } finally {
             pool.shutdownNow();
         }
+    }
+
+    /** Total CPU time of a process so far, or -1 if it cannot be had. */
+    private static long cpuNanos(ProcessHandle p) {
+        return p == null ? -1 : p.info().totalCpuDuration().map(Duration::toNanos).orElse(-1L);
+    }
+
+    /** CPU time of PostgreSQL's postmaster and every process under it (backends, WAL writer...), or -1. */
+    private long postgresCpuNanos() {
+        if (postmaster == null) {
+            return -1;
+        }
+        long total = cpuNanos(postmaster);
+        for (ProcessHandle p : (Iterable<ProcessHandle>) postmaster.descendants()::iterator) {
+            total += Math.max(0, cpuNanos(p));
+        }
+        return total;
+    }
+
+    private static long delta(long before, long after) {
+        return before < 0 || after < 0 ? -1 : after - before;
     }
 
     /** One transaction over HTTP, recorded in {@code r}. */
@@ -298,61 +374,125 @@ final class XaBenchmark {
         return ok;
     }
 
-    /** Per workload and side, over the measured runs; prints the table and the ratios. */
+    /**
+     * Per workload and side, over the measured runs: prints the table and the ratios. Throughput is the median of
+     * the runs; the throughput ratio is the median of the ratios of runs taken one after the other (run i of each
+     * side), which other processes' load changes least; latency percentiles are over all runs together; CPU time per
+     * transaction is over all runs together.
+     */
     private List<Map<String, Object>> summarize(Settings s) {
         List<Map<String, Object>> rows = new ArrayList<>();
-        out.printf("%n| workload | resource | tx/s (mean of runs) | runs, tx/s | HTTP p50 / p99 / p99.9 ms "
-                + "| server p50 / p99 / p99.9 ms | errors |%n|---|---|---:|---|---|---|---|%n");
+        out.printf("%n| workload | resource | tx/s (median) | tx/s per run | HTTP p50 / p99 / p99.9 ms "
+                + "| server p50 / p99 / p99.9 ms | CPU us per tx: server JVM / PostgreSQL / client | errors |%n"
+                + "|---|---|---:|---|---|---|---|---|%n");
         List<String> ratios = new ArrayList<>();
+        List<String> floors = new ArrayList<>();
         for (Workload w : s.workloads()) {
             Map<Side, Result> merged = new LinkedHashMap<>();
-            Map<Side, Double> mean = new LinkedHashMap<>();
+            Map<Side, List<Double>> perRun = new LinkedHashMap<>();
             for (Side side : s.sides()) {
                 Result m = new Result(side, w, -1);
-                List<String> perRun = new ArrayList<>();
-                double sum = 0;
-                int n = 0;
+                List<Double> rates = new ArrayList<>();
                 for (Result r : results) {
                     if (r.side == side && r.workload.equals(w) && r.run > 0) {
                         m.add(r);
+                        m.addCpu(r);
                         m.seconds += r.seconds;
-                        perRun.add(String.format("%.0f", r.perSecond()));
-                        sum += r.perSecond();
-                        n++;
+                        rates.add(r.perSecond());
                     }
                 }
-                double avg = n == 0 ? 0 : sum / n;
                 merged.put(side, m);
-                mean.put(side, avg);
-                out.printf("| %s | %s | %.0f | %s | %s | %s | %s |%n", w.label(), side.title, avg,
-                        String.join(", ", perRun), msTriple(m.http), msTriple(m.server),
+                perRun.put(side, rates);
+                out.printf("| %s | %s | %.0f | %s | %s | %s | %s / %s / %s | %s |%n", w.label(), side.title,
+                        median(rates), joined(rates, "%.0f"), msTriple(m.http), msTriple(m.server),
+                        cpuText(m.cpuMicrosPerTx(m.serverCpuNanos)), cpuText(m.cpuMicrosPerTx(m.postgresCpuNanos)),
+                        cpuText(m.cpuMicrosPerTx(m.clientCpuNanos)),
                         m.errorCount() == 0 ? "0" : m.errorCount() + " " + m.errors);
                 Map<String, Object> row = new LinkedHashMap<>();
                 row.put("threads", w.threads());
                 row.put("keys", w.keys());
                 row.put("resource", side.title);
-                row.put("txPerSecondMean", avg);
-                row.put("txPerSecondRuns", perRun);
+                row.put("txPerSecondMedian", median(rates));
+                row.put("txPerSecondRuns", rates);
                 row.put("committed", m.committed);
                 row.put("http", percentileMap(m.http));
                 row.put("server", percentileMap(m.server));
+                row.put("cpuMicrosPerTx", cpuMap(m));
                 row.put("errors", m.errors);
                 rows.add(row);
             }
-            if (s.postgres() && mean.get(Side.POSTGRES) > 0) {
-                Result l = merged.get(Side.LEASEHOLD);
-                Result p = merged.get(Side.POSTGRES);
-                ratios.add(String.format("%s: tx/s x%.2f; HTTP p99 x%.2f; server p99 x%.2f", w.label(),
-                        mean.get(Side.LEASEHOLD) / mean.get(Side.POSTGRES),
-                        ratio(l.http.getValueAtPercentile(99), p.http.getValueAtPercentile(99)),
-                        ratio(l.server.getValueAtPercentile(99), p.server.getValueAtPercentile(99))));
+            if (s.postgres()) {
+                List<Double> l = perRun.get(Side.LEASEHOLD);
+                List<Double> p = perRun.get(Side.POSTGRES);
+                List<Double> paired = new ArrayList<>();
+                for (int i = 0; i < Math.min(l.size(), p.size()); i++) {
+                    if (p.get(i) > 0) {
+                        paired.add(l.get(i) / p.get(i));
+                    }
+                }
+                Result lm = merged.get(Side.LEASEHOLD);
+                Result pm = merged.get(Side.POSTGRES);
+                double lCpu = lm.cpuMicrosPerTx(lm.serverCpuNanos);
+                double pCpu = pm.cpuMicrosPerTx(pm.serverCpuNanos) + Math.max(0, pm.cpuMicrosPerTx(pm.postgresCpuNanos));
+                ratios.add(String.format("%s: tx/s x%.2f (per run: %s); HTTP p99 x%.2f; server p99 x%.2f; "
+                        + "server-side CPU per tx x%.2f", w.label(), median(paired),
+                        joined(paired, "%.2f"),
+                        ratio(lm.http.getValueAtPercentile(99), pm.http.getValueAtPercentile(99)),
+                        ratio(lm.server.getValueAtPercentile(99), pm.server.getValueAtPercentile(99)), lCpu / pCpu));
+            }
+            if (s.empty()) {
+                Result e = merged.get(Side.EMPTY);
+                StringBuilder b = new StringBuilder(String.format("%s: the floor (no resource) does %.0f tx/s, server "
+                        + "p50 %s ms, server JVM CPU %s us/tx; above it", w.label(), median(perRun.get(Side.EMPTY)),
+                        ms(e.server.getValueAtPercentile(50)), cpuText(e.cpuMicrosPerTx(e.serverCpuNanos))));
+                for (Side side : s.sides()) {
+                    if (side != Side.EMPTY) {
+                        Result r = merged.get(side);
+                        double cpu = r.cpuMicrosPerTx(r.serverCpuNanos) + (side == Side.POSTGRES
+                                ? Math.max(0, r.cpuMicrosPerTx(r.postgresCpuNanos)) : 0);
+                        b.append(String.format(" %s adds %s ms server p50 and %s us server-side CPU per tx;",
+                                side.title, ms(r.server.getValueAtPercentile(50) - e.server.getValueAtPercentile(50)),
+                                cpuText(cpu - e.cpuMicrosPerTx(e.serverCpuNanos))));
+                    }
+                }
+                floors.add(b.substring(0, b.length() - 1));
             }
         }
+        if (!floors.isEmpty()) {
+            out.printf("%nAbove the floor (the same HTTP, EJB and JTA path without a resource):%n");
+            floors.forEach(f -> out.println("  " + f));
+        }
         if (!ratios.isEmpty()) {
-            out.printf("%nLeasehold / PostgreSQL (tx/s: higher is better for Leasehold; p99: lower is):%n");
+            out.printf("%nLeasehold / PostgreSQL (tx/s: above 1 favours Leasehold; p99 and CPU: below 1 does; "
+                    + "server-side CPU: the server JVM, plus PostgreSQL's processes for PostgreSQL):%n");
             ratios.forEach(r -> out.println("  " + r));
         }
         return rows;
+    }
+
+    private static double median(List<Double> xs) {
+        if (xs.isEmpty()) {
+            return Double.NaN;
+        }
+        List<Double> sorted = xs.stream().sorted().toList();
+        int n = sorted.size();
+        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+    }
+
+    private static String joined(List<Double> xs, String format) {
+        return xs.stream().map(x -> String.format(format, x)).collect(Collectors.joining(", "));
+    }
+
+    private static String cpuText(double micros) {
+        return Double.isNaN(micros) ? "-" : String.format("%.0f", micros);
+    }
+
+    private static Map<String, Object> cpuMap(Result r) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("serverJvm", r.cpuMicrosPerTx(r.serverCpuNanos));
+        m.put("postgres", r.cpuMicrosPerTx(r.postgresCpuNanos));
+        m.put("client", r.cpuMicrosPerTx(r.clientCpuNanos));
+        return m;
     }
 
     private static double ratio(long a, long b) {
@@ -373,6 +513,8 @@ final class XaBenchmark {
             m.put("txPerSecond", r.perSecond());
             m.put("http", percentileMap(r.http));
             m.put("server", percentileMap(r.server));
+            m.put("cpuMicrosPerTx", cpuMap(r));
+            m.put("loadAverage1m", r.loadAverage);
             m.put("errors", r.errors);
             m.put("errorExamples", r.examples);
             runs.add(m);

@@ -29,20 +29,24 @@ class BenchOptionsTest {
         XaBenchmark.Settings s = settings("--sample-dir=x", "--workload=bench");
         assertEquals(List.of(new XaBenchmark.Workload(16, 100_000), new XaBenchmark.Workload(16, 4),
                 new XaBenchmark.Workload(1, 100_000)), s.workloads());
-        assertEquals(Duration.ofSeconds(10), s.warmup());
+        assertEquals(Duration.ofSeconds(20), s.warmup());
         assertEquals(Duration.ofSeconds(20), s.duration());
         assertEquals(3, s.runs());
         assertFalse(s.postgres());
+        assertFalse(s.empty());
+        assertEquals(List.of(XaBenchmark.Side.LEASEHOLD), s.sides());
         assertEquals(100_000, s.maxKeys());
     }
 
     @Test
     void givenListsReplaceTheDefaultsAndPairByPosition() {
         XaBenchmark.Settings s = settings("--sample-dir=x", "--workload=bench", "--bench-threads=8,2",
-                "--bench-keys=1000,1", "--duration=PT5S", "--runs=1", "--pg-url=jdbc:postgresql://127.0.0.1:5/b");
+                "--bench-keys=1000,1", "--duration=PT5S", "--runs=1", "--pg-url=jdbc:postgresql://127.0.0.1:5/b",
+                "--bench-empty");
         assertEquals(List.of(new XaBenchmark.Workload(8, 1000), new XaBenchmark.Workload(2, 1)), s.workloads());
         assertEquals(Duration.ofSeconds(5), s.duration());
         assertTrue(s.postgres());
+        assertEquals(List.of(XaBenchmark.Side.LEASEHOLD, XaBenchmark.Side.POSTGRES, XaBenchmark.Side.EMPTY), s.sides());
     }
 
     @Test

@@ -412,7 +412,7 @@ final class XaBenchmark {
                 row.put("threads", w.threads());
                 row.put("keys", w.keys());
                 row.put("resource", side.title);
-                row.put("txPerSecondMedian", median(rates));
+                row.put("txPerSecondMedian", orNull(median(rates)));
                 row.put("txPerSecondRuns", rates);
                 row.put("committed", m.committed);
                 row.put("http", percentileMap(m.http));
@@ -489,10 +489,15 @@ final class XaBenchmark {
 
     private static Map<String, Object> cpuMap(Result r) {
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("serverJvm", r.cpuMicrosPerTx(r.serverCpuNanos));
-        m.put("postgres", r.cpuMicrosPerTx(r.postgresCpuNanos));
-        m.put("client", r.cpuMicrosPerTx(r.clientCpuNanos));
+        m.put("serverJvm", orNull(r.cpuMicrosPerTx(r.serverCpuNanos)));
+        m.put("postgres", orNull(r.cpuMicrosPerTx(r.postgresCpuNanos)));
+        m.put("client", orNull(r.cpuMicrosPerTx(r.clientCpuNanos)));
         return m;
+    }
+
+    /** JSON has no NaN: unknown values are null. */
+    private static Double orNull(double x) {
+        return Double.isNaN(x) ? null : x;
     }
 
     private static double ratio(long a, long b) {

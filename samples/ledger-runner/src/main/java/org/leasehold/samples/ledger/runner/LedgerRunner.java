@@ -36,25 +36,99 @@ import picocli.CommandLine.Spec;
  * Runs the ledger end to end on the embedded defaults: starts Payara Micro (127.0.0.1, a free port, everything under
  * the work directory) with the Leasehold resource adapter and a connection pool that sets only the bag store root,
  * deploys the ledger, opens accounts, drives concurrent transfers over HTTP, prints what happened, asks the
- * application to replay and check the whole log, and stops the server.
+ * application to replay and check the whole log, and stops the server. With {@code --workload=bench} it runs the XA
+ * benchmark instead ({@link XaBenchmark}): Leasehold beside PostgreSQL in the same server.
  */
-@Command(name = "ledger-runner", mixinStandardHelpOptions = true,
-        description = "Runs the Leasehold ledger sample on Payara Micro and checks the balances.")
+@Command(name = "ledger-runner", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Runs the Leasehold ledger sample on Payara Micro and checks the balances (--workload=ledger, "
+                + "the default), or the XA benchmark (--workload=bench).",
+            "",
+            "The benchmark: one JTA transaction per HTTP request (POST /ledger/api/bench/{leasehold|postgres}?key=K, "
+                + "a @Stateless bean, container-managed transaction). Leasehold: one exclusive lease bench/K and one "
+                + "256-byte message, through a connector pool of the adapter on the embedded defaults (log 'bench'). "
+                + "PostgreSQL: SELECT ... FROM bench_lock WHERE k = ? FOR UPDATE plus one 256-byte INSERT into "
+                + "bench_message, through an XA JDBC pool (org.postgresql.xa.PGXADataSource, jdbc/BenchPostgres). "
+                + "For every workload (--bench-threads[i] clients over --bench-keys[i] keys): a warm-up of each side, "
+                + "then --runs runs of each, alternating (the order flips every run), in one server process. It "
+                + "prints tx/s, p50/p99/p99.9 latency of the HTTP round trip and of the server-side transaction "
+                + "(HdrHistogram), CPU time per transaction of the server JVM, of PostgreSQL's processes (when local) "
+                + "and of the client, errors, the ratios Leasehold/PostgreSQL, checks what each side stored against "
+                + "what committed, and writes bench-results.json into the run directory. Without --pg-url, Leasehold "
+                + "runs alone. samples/ledger-runner/bench/run-postgres-bench.sh installs and starts PostgreSQL on "
+                + "loopback and runs this mode (see bench/README.md).",
+            ""})
 public final class LedgerRunner implements Callable<Integer> {
+
+    /** What the runner does. */
+    enum Workload { ledger, bench }
 
     @Option(names = "--sample-dir", required = true,
             description = "Directory holding payara-micro.jar, leasehold.rar and ledger.war (the build puts them in "
                     + "samples/ledger-runner/target/sample); runs are written under it.")
     Path sampleDir;
 
-    @Option(names = "--accounts", defaultValue = "16", description = "Accounts (default ${DEFAULT-VALUE}).")
+    @Option(names = "--workload", defaultValue = "ledger",
+            description = "ledger: the sample's transfers and check; bench: the XA benchmark (default "
+                    + "${DEFAULT-VALUE}).")
+    Workload workload;
+
+    @Option(names = "--accounts", defaultValue = "16", description = "Ledger: accounts (default ${DEFAULT-VALUE}).")
     int accounts;
 
-    @Option(names = "--threads", defaultValue = "16", description = "Concurrent clients (default ${DEFAULT-VALUE}).")
+    @Option(names = "--threads", defaultValue = "16",
+            description = "Ledger: concurrent clients (default ${DEFAULT-VALUE}).")
     int threads;
 
-    @Option(names = "--duration", defaultValue = "PT8S", description = "Workload duration (default ${DEFAULT-VALUE}).")
+    @Option(names = "--duration",
+            description = "Ledger: workload duration (default PT8S). Bench: one measured run (default PT20S).")
     Duration duration;
+
+    @Option(names = "--bench-threads", split = ",", defaultValue = "16,16,1",
+            description = "Bench: concurrent clients of each workload, comma-separated (default ${DEFAULT-VALUE}).")
+    List<Integer> benchThreads;
+
+    @Option(names = "--bench-keys", split = ",", defaultValue = "100000,4,100000",
+            description = "Bench: keys of each workload, paired with --bench-threads by position; every transaction "
+                    + "picks one at random. Many keys: uncontended; few: contended (default ${DEFAULT-VALUE}).")
+    List<Integer> benchKeys;
+
+    @Option(names = "--warmup", defaultValue = "PT20S",
+            description = "Bench: warm-up of each side before each workload's runs, not reported (default "
+                    + "${DEFAULT-VALUE}).")
+    Duration warmup;
+
+    @Option(names = "--runs", defaultValue = "3",
+            description = "Bench: measured runs of each side per workload (default ${DEFAULT-VALUE}).")
+    int runs;
+
+    @Option(names = "--bench-empty",
+            description = "Bench: also measure the floor, the same HTTP and EJB path with a JTA transaction that "
+                    + "enlists no resource (POST /ledger/api/bench/empty).")
+    boolean benchEmpty;
+
+    @Option(names = "--pg-url",
+            description = "Bench: JDBC URL of the PostgreSQL baseline (jdbc:postgresql://127.0.0.1:PORT/DB); its "
+                    + "bench_lock rows must exist (bench/postgres-schema.sql). Without it Leasehold runs alone.")
+    String pgUrl;
+
+    @Option(names = "--pg-user", defaultValue = "bench", description = "Bench: PostgreSQL user (default "
+            + "${DEFAULT-VALUE}).")
+    String pgUser;
+
+    @Option(names = "--pg-password", defaultValue = "${env:PGPASSWORD:-}",
+            description = "Bench: PostgreSQL password (default: the environment variable PGPASSWORD).")
+    String pgPassword;
+
+    @Option(names = "--pg-driver",
+            description = "Bench: the PostgreSQL JDBC driver jar, added to the server's class path with --addLibs "
+                    + "(default: postgresql.jar in the sample directory, where the build copies it).")
+    Path pgDriver;
+
+    @Option(names = "--server-jvm-option",
+            description = "JVM option of the Payara Micro process; repeat for several. Default for the ledger: "
+                    + "-Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData (quick start); for the "
+                    + "benchmark: -Xms1g -Xmx1g -XX:-UsePerfData (the JVM's default GC and full JIT).")
+    List<String> serverJvmOptions;
 
     @Option(names = "--opening-balance", defaultValue = "1000", description = "Each account's opening balance.")
     long openingBalance;
@@ -85,14 +159,89 @@ public final class LedgerRunner implements Callable<Integer> {
                         + "build first (mvn -Psample -DskipTests verify does both)");
             }
         }
+        if (workload == Workload.bench) {
+            return bench();
+        }
+        if (duration == null) {
+            duration = Duration.ofSeconds(8);
+        }
         if (accounts < 2 || threads < 1 || duration.isNegative() || duration.isZero()) {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "need at least 2 accounts, 1 thread and a positive duration");
         }
         Path run = sampleDir.resolve("run-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
-        try (PayaraMicro server = PayaraMicro.start(sampleDir, run, freePort(), startupTimeout, out)) {
+        PayaraMicro.Options options = PayaraMicro.Options.defaults();
+        if (serverJvmOptions != null) {
+            options = new PayaraMicro.Options(serverJvmOptions, List.of(), List.of());
+        }
+        try (PayaraMicro server = PayaraMicro.start(sampleDir, run, freePort(), startupTimeout, options, out)) {
             return drive(server);
         }
+    }
+
+    /** The XA benchmark: checks the options, starts the server with the benchmark's pools, runs it. */
+    private int bench() throws Exception {
+        XaBenchmark.Settings settings = benchSettings();
+        Path driver = pgDriver != null ? pgDriver : sampleDir.resolve("postgresql.jar");
+        if (pgUrl != null && !Files.isRegularFile(driver)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), driver + " is missing: build first (mvn -pl "
+                    + "samples/ledger-runner -am package copies the PostgreSQL driver there) or give --pg-driver");
+        }
+        Path run = sampleDir.resolve("bench-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
+        Files.createDirectories(run);
+        List<String> commands = new ArrayList<>(List.of(
+                "create-connector-connection-pool --raname leasehold --connectiondefinition "
+                        + "org.leasehold.connector.LeaseConnectionFactory --transactionsupport XATransaction "
+                        + "--property BagStoreRoot=" + PayaraMicro.escape(PayaraMicro.bagStore(run).toString())
+                        + ":Log=bench BenchLeasePool",
+                "create-connector-resource --poolname BenchLeasePool leasehold/Bench"));
+        List<Path> libs = new ArrayList<>();
+        if (pgUrl != null) {
+            libs.add(driver);
+            commands.add("create-jdbc-connection-pool --datasourceclassname org.postgresql.xa.PGXADataSource "
+                    + "--restype javax.sql.XADataSource --property " + pgProperties() + " BenchPostgresPool");
+            commands.add("create-jdbc-resource --connectionpoolid BenchPostgresPool jdbc/BenchPostgres");
+        }
+        List<String> jvm = serverJvmOptions != null ? serverJvmOptions : List.of("-Xms1g", "-Xmx1g", "-XX:-UsePerfData");
+        PayaraMicro.Options options = new PayaraMicro.Options(jvm, libs, commands);
+        try (PayaraMicro server = PayaraMicro.start(sampleDir, run, freePort(), startupTimeout, options, out)) {
+            out.printf("Server: pid %d, JVM options %s; client: this JVM, %d processors%n", server.pid(), jvm,
+                    Runtime.getRuntime().availableProcessors());
+            HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+            return new XaBenchmark(http, server.baseUri(), server.pid(), out).run(settings, run.resolve("bench-results.json"));
+        }
+    }
+
+    /** The benchmark's settings from the options; a clear error for bad ones, before anything starts. */
+    XaBenchmark.Settings benchSettings() {
+        Duration d = duration != null ? duration : Duration.ofSeconds(20);
+        if (benchThreads.size() != benchKeys.size()) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--bench-threads has " + benchThreads.size()
+                    + " value(s) and --bench-keys " + benchKeys.size() + ": give one key count per thread count");
+        }
+        List<XaBenchmark.Workload> workloads = new ArrayList<>();
+        for (int i = 0; i < benchThreads.size(); i++) {
+            if (benchThreads.get(i) < 1 || benchKeys.get(i) < 1) {
+                throw new CommandLine.ParameterException(spec.commandLine(),
+                        "every workload needs at least 1 client and 1 key");
+            }
+            workloads.add(new XaBenchmark.Workload(benchThreads.get(i), benchKeys.get(i)));
+        }
+        if (runs < 1 || d.isNegative() || d.isZero() || warmup.isNegative()) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "need at least 1 run, a positive --duration and a --warmup of zero or more");
+        }
+        if (pgUrl != null && !pgUrl.startsWith("jdbc:postgresql:")) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "--pg-url must be a PostgreSQL JDBC URL (jdbc:postgresql://HOST:PORT/DATABASE), not " + pgUrl);
+        }
+        return new XaBenchmark.Settings(workloads, warmup, d, runs, pgUrl != null, benchEmpty);
+    }
+
+    /** The XA datasource's properties, in asadmin's syntax. */
+    private String pgProperties() {
+        String p = "URL=" + PayaraMicro.escape(pgUrl) + ":user=" + PayaraMicro.escape(pgUser);
+        return pgPassword == null || pgPassword.isEmpty() ? p : p + ":password=" + PayaraMicro.escape(pgPassword);
     }
 
     private int drive(PayaraMicro server) throws Exception {

@@ -18,8 +18,35 @@ import java.util.concurrent.TimeUnit;
  * One Payara Micro process for the sample: 127.0.0.1 only, clustering off, its domain, temporary files and the bag
  * store under the run directory, the Leasehold adapter deployed first (post-boot commands) with a connection pool
  * that sets only the bag store root (embedded defaults for everything else), then the ledger. Stopped on close.
+ * {@link Options} adds JVM options, libraries for the server's class path and post-boot commands (the benchmark's
+ * pools).
  */
 final class PayaraMicro implements AutoCloseable {
+
+    /** JVM options for a short run: quick start-up, small footprint. */
+    static final List<String> STARTUP_JVM_OPTIONS = List.of("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+            "-XX:-UsePerfData");
+
+    /**
+     * What a run adds to the server.
+     *
+     * @param jvmOptions       options of the server's JVM (heap, GC, JIT)
+     * @param libs             jars for the server's class path ({@code --addLibs}), such as a JDBC driver
+     * @param postBootCommands asadmin commands run after the adapter's, before the ledger is deployed
+     */
+    record Options(List<String> jvmOptions, List<Path> libs, List<String> postBootCommands) {
+        Options {
+            jvmOptions = List.copyOf(jvmOptions);
+            libs = List.copyOf(libs);
+            postBootCommands = List.copyOf(postBootCommands);
+        }
+
+        /** The sample's: start-up JVM options, nothing added. */
+        static Options defaults() {
+            return new Options(STARTUP_JVM_OPTIONS, List.of(), List.of());
+        }
+    }
+
     private final Process process;
     private final int port;
     private final Path log;
@@ -32,7 +59,17 @@ final class PayaraMicro implements AutoCloseable {
 
     static PayaraMicro start(Path sampleDir, Path run, int port, Duration timeout, PrintStream out)
             throws IOException, InterruptedException {
-        Path store = Files.createDirectories(run.resolve("bag-store"));
+        return start(sampleDir, run, port, timeout, Options.defaults(), out);
+    }
+
+    /** The bag store root of a run (the connection pools' {@code BagStoreRoot}). */
+    static Path bagStore(Path run) {
+        return run.resolve("bag-store").toAbsolutePath();
+    }
+
+    static PayaraMicro start(Path sampleDir, Path run, int port, Duration timeout, Options options, PrintStream out)
+            throws IOException, InterruptedException {
+        Path store = Files.createDirectories(bagStore(run));
         Path tmp = Files.createDirectories(run.resolve("tmp"));
         Path root = run.resolve("payara-root");
         Path preboot = run.resolve("preboot.asadmin");
@@ -41,19 +78,27 @@ final class PayaraMicro implements AutoCloseable {
                 "set configs.config.server-config.hazelcast-config-specific-configuration.enabled=false",
                 "set configs.config.server-config.network-config.network-listeners.network-listener.http-listener"
                         + ".address=127.0.0.1", ""));
-        Files.writeString(postboot, String.join("\n",
+        List<String> commands = new ArrayList<>(List.of(
                 "deploy --name leasehold " + sampleDir.resolve("leasehold.rar").toAbsolutePath(),
                 "create-connector-connection-pool --raname leasehold --connectiondefinition "
                         + "org.leasehold.connector.LeaseConnectionFactory --transactionsupport XATransaction "
-                        + "--property BagStoreRoot=" + escape(store.toAbsolutePath().toString()) + " LedgerPool",
-                "create-connector-resource --poolname LedgerPool leasehold/Ledger", ""));
+                        + "--property BagStoreRoot=" + escape(store.toString()) + " LedgerPool",
+                "create-connector-resource --poolname LedgerPool leasehold/Ledger"));
+        commands.addAll(options.postBootCommands());
+        commands.add("");
+        Files.writeString(postboot, String.join("\n", commands));
         Path log = run.resolve("payara.log");
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
-                "-Djava.io.tmpdir=" + tmp.toAbsolutePath(), "-jar", sampleDir.resolve("payara-micro.jar").toString(),
-                "--nocluster", "--port", String.valueOf(port), "--rootdir", root.toAbsolutePath().toString(),
-                "--prebootcommandfile", preboot.toString(), "--postbootcommandfile", postboot.toString(),
-                "--deploy", sampleDir.resolve("ledger.war").toAbsolutePath().toString()));
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(options.jvmOptions());
+        cmd.addAll(List.of("-Djava.io.tmpdir=" + tmp.toAbsolutePath(), "-jar",
+                sampleDir.resolve("payara-micro.jar").toString(), "--nocluster", "--port", String.valueOf(port),
+                "--rootdir", root.toAbsolutePath().toString(), "--prebootcommandfile", preboot.toString(),
+                "--postbootcommandfile", postboot.toString()));
+        for (Path lib : options.libs()) {
+            cmd.addAll(List.of("--addLibs", lib.toAbsolutePath().toString()));
+        }
+        cmd.addAll(List.of("--deploy", sampleDir.resolve("ledger.war").toAbsolutePath().toString()));
         out.printf("Starting Payara Micro on 127.0.0.1:%d (log: %s)...%n", port, log);
         long t0 = System.nanoTime();
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile())
@@ -71,8 +116,13 @@ final class PayaraMicro implements AutoCloseable {
     }
 
     /** asadmin property values escape the separator ':' and '='. */
-    private static String escape(String v) {
+    static String escape(String v) {
         return v.replace("\\", "\\\\").replace(":", "\\:").replace("=", "\\=");
+    }
+
+    /** The server's process id (to attach a profiler, say). */
+    long pid() {
+        return process.pid();
     }
 
     URI baseUri() {

@@ -80,6 +80,7 @@ final class Appender {
     private boolean closing;
     private final Thread thread;
     private final java.util.concurrent.ExecutorService acks;
+    private final java.util.concurrent.atomic.AtomicInteger acksPending = new java.util.concurrent.atomic.AtomicInteger();
     private TimeSource.Timer flushTimer;
 
     // Committer-thread state.
@@ -383,10 +384,17 @@ final class Appender {
         } finally {
             lock.unlock();
         }
-        if (more) {
+        // Once a batch went to the second thread, later ones follow it until it is idle: callers see their
+        // acknowledgements in commit order.
+        if (more || acksPending.get() > 0) {
+            acksPending.incrementAndGet();
             acks.execute(() -> {
-                for (Pending p : batch) {
-                    p.deliver();
+                try {
+                    for (Pending p : batch) {
+                        p.deliver();
+                    }
+                } finally {
+                    acksPending.decrementAndGet();
                 }
             });
         } else {

@@ -9,6 +9,7 @@ import java.util.Objects;
 import org.leasehold.lease.Ending;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseGrant;
+import org.leasehold.lease.LeaseKind;
 
 /**
  * The facts of one lease name that an append needs to apply the write rule: the message's timestamp must lie in
@@ -46,8 +47,17 @@ public record LeaseStamp(String name, long generation, Instant floor, Instant de
         return witness.length;
     }
 
-    /** One stamp per name of {@code lease}, with the lease's deadline and each grant's floor and writable time. */
+    /**
+     * One stamp per name of {@code lease}, with the lease's deadline and each grant's floor and writable time.
+     *
+     * @throws IllegalArgumentException if the lease is tentative: nothing may be written under it before it is
+     *                                  upgraded to a full lease
+     */
     public static List<LeaseStamp> of(Lease lease) {
+        if (lease.kind() == LeaseKind.TENTATIVE) {
+            throw new IllegalArgumentException("the " + lease.describe() + " is tentative: upgrade it to a full lease "
+                    + "before writing under it");
+        }
         List<LeaseStamp> stamps = new ArrayList<>(lease.grants().size());
         for (LeaseGrant g : lease.grants()) {
             Instant expired = g.predecessor() != null && g.predecessor().ending() == Ending.EXPIRED

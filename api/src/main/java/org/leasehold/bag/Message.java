@@ -11,7 +11,9 @@ import java.util.Objects;
  * {@code (timestamp, writer, file, offset, index)} order; all messages of one append share timestamp, file and offset
  * and differ by {@link #index()}.
  *
- * <p>Immutable: {@link #payload()} returns a copy, {@link #payloadBuffer()} a read-only view.
+ * <p>Immutable: {@link #payload()} returns a copy, {@link #payloadBuffer()} a read-only view. A reader may let the
+ * messages it reads together share one backing array (of a few tens of KiB) instead of copying every payload; keep
+ * {@link #payload()} rather than the message itself when holding one payload for long.
  */
 public final class Message {
     private final String log;
@@ -22,7 +24,9 @@ public final class Message {
     private final int index;
     private final Instant timestamp;
     private final List<StampedLease> leases;
-    private final byte[] payload;
+    private final byte[] data;
+    private final int payloadOffset;
+    private final int payloadLength;
     private final boolean tentative;
 
     /**
@@ -42,6 +46,15 @@ public final class Message {
      */
     public Message(String log, Instant bucket, String writer, String file, long offset, int index, Instant timestamp,
             List<StampedLease> leases, byte[] payload, boolean tentative) {
+        this(log, bucket, writer, file, offset, index, timestamp, leases, payload, 0, payload.length, tentative);
+    }
+
+    /**
+     * A message whose payload is {@code length} bytes of {@code data} from {@code payloadOffset}; {@code data} is
+     * shared, not copied, and must never change.
+     */
+    public Message(String log, Instant bucket, String writer, String file, long offset, int index, Instant timestamp,
+            List<StampedLease> leases, byte[] data, int payloadOffset, int length, boolean tentative) {
         this.log = Objects.requireNonNull(log);
         this.bucket = Objects.requireNonNull(bucket);
         this.writer = Objects.requireNonNull(writer);
@@ -50,7 +63,12 @@ public final class Message {
         this.index = index;
         this.timestamp = Objects.requireNonNull(timestamp);
         this.leases = List.copyOf(leases);
-        this.payload = Objects.requireNonNull(payload);
+        this.data = Objects.requireNonNull(data);
+        if (payloadOffset < 0 || length < 0 || payloadOffset > data.length - length) {
+            throw new IndexOutOfBoundsException("payload [" + payloadOffset + ", +" + length + ") of " + data.length);
+        }
+        this.payloadOffset = payloadOffset;
+        this.payloadLength = length;
         this.tentative = tentative;
     }
 
@@ -103,16 +121,16 @@ public final class Message {
 
     /** A copy of the payload. */
     public byte[] payload() {
-        return payload.clone();
+        return Arrays.copyOfRange(data, payloadOffset, payloadOffset + payloadLength);
     }
 
-    /** The payload as a read-only buffer, without copying. */
+    /** The payload as a read-only buffer (position 0, limit its length), without copying. */
     public ByteBuffer payloadBuffer() {
-        return ByteBuffer.wrap(payload).asReadOnlyBuffer();
+        return ByteBuffer.wrap(data, payloadOffset, payloadLength).slice().asReadOnlyBuffer();
     }
 
     public int payloadLength() {
-        return payload.length;
+        return payloadLength;
     }
 
     /** True if the bucket was not sealed at read time (see the constructor). */
@@ -124,7 +142,8 @@ public final class Message {
     public boolean equals(Object o) {
         return o instanceof Message m && m.offset == offset && m.index == index && m.tentative == tentative
                 && m.log.equals(log) && m.bucket.equals(bucket) && m.file.equals(file) && m.writer.equals(writer)
-                && m.timestamp.equals(timestamp) && m.leases.equals(leases) && Arrays.equals(m.payload, payload);
+                && m.timestamp.equals(timestamp) && m.leases.equals(leases) && Arrays.equals(m.data, m.payloadOffset,
+                m.payloadOffset + m.payloadLength, data, payloadOffset, payloadOffset + payloadLength);
     }
 
     @Override
@@ -135,6 +154,6 @@ public final class Message {
     @Override
     public String toString() {
         return "Message[" + log + " " + timestamp + " " + file + "@" + offset + "#" + index + ", leases " + leases + ", "
-                + payload.length + " B" + (tentative ? ", tentative" : "") + "]";
+                + payloadLength + " B" + (tentative ? ", tentative" : "") + "]";
     }
 }

@@ -4,8 +4,8 @@ import java.util.List;
 
 /**
  * Messages of a read, in {@code (timestamp, writer, file, offset, index)} order, streamed: memory stays bounded by
- * the number of data files in one bucket (one buffer each) and the number of frames being merged, not by the size
- * of the log. Sealed buckets are read exactly to the sizes in their lock file, so every reader of a sealed bucket
+ * the number of data files in one bucket (one read chunk each) and the messages the caller keeps, not by the size of
+ * the log. Sealed buckets are read exactly to the sizes in their lock file, so every reader of a sealed bucket
  * gets the same messages in the same order. Not thread-safe; close it when done.
  */
 public interface MessageStream extends AutoCloseable {

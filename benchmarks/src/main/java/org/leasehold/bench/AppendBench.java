@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 import org.HdrHistogram.Histogram;
@@ -24,61 +23,70 @@ import org.leasehold.store.StoreStats;
 import org.leasehold.time.SystemTimeSource;
 
 /**
- * Append throughput and commit latency of the bag store with N concurrent writers (threads appending to one log,
- * flush every batch), beside a baseline measured in the same run: one thread writing the same number of bytes per
- * batch with {@code FileChannel.write} + {@code force}, the cost of the disk's own append and flush.
+ * Append throughput and commit latency of the bag store with N concurrent writers (threads appending to one log, flush
+ * every batch), beside a baseline measured in the same run: one thread writing the same number of bytes per batch
+ * with {@code FileChannel.write} + {@code force}, the cost of the disk's own append and flush. The two alternate in
+ * rounds (store, then baseline with the batch size the store just had), so that drifts of the disk's flush latency
+ * hit both alike; figures are over all rounds.
  *
  * <pre>java -cp benchmarks/target/benchmarks.jar org.leasehold.bench.AppendBench [--dir D] [--writers 1,8,64]
- *     [--payloads 256,4096] [--warmup 2] [--seconds 5]</pre>
+ *     [--payloads 256,4096] [--warmup 2] [--seconds 3] [--rounds 4]</pre>
  */
 public final class AppendBench {
+    private static final int WARMUP = 0;
+    private static final int MEASURE = 1;
+    private static final int PAUSE = 2;
+    private static final int STOP = 3;
+
     private AppendBench() {
     }
 
-    /** One measured run. */
-    record Run(double frameBytesPerSec, double payloadBytesPerSec, double appendsPerSec, double batchBytes,
-            double framesPerBatch, double p50, double p99, double max) {
+    /** Totals over the rounds of one side. */
+    private static final class Side {
+        final Histogram latency = new Histogram(3);
+        long bytes;
+        long payloadBytes;
+        long ops;
+        long batches;
+        long frames;
+        double seconds;
+        double minRatio = Double.MAX_VALUE;
+        double maxRatio;
     }
 
     public static void main(String[] argv) throws Exception {
         Map<String, String> a = BenchSupport.args(argv, Map.of("dir", "target/bench-data", "writers", "1,8,64",
-                "payloads", "256,4096", "warmup", "2", "seconds", "5"));
+                "payloads", "256,4096", "warmup", "2", "seconds", "3", "rounds", "4"));
         Path dir = BenchSupport.dir(a.get("dir")).resolve("append-" + System.nanoTime());
         Files.createDirectories(dir);
         int warmup = Integer.parseInt(a.get("warmup"));
         int seconds = Integer.parseInt(a.get("seconds"));
+        int rounds = Integer.parseInt(a.get("rounds"));
         List<String> rows = new ArrayList<>();
         for (int payload : BenchSupport.ints(a.get("payloads"))) {
             for (int writers : BenchSupport.ints(a.get("writers"))) {
-                Run s = store(dir, writers, payload, warmup, seconds);
-                Run b = baseline(dir, (int) Math.round(s.batchBytes), warmup, seconds);
-                String row = String.format(Locale.ROOT, "| %d | %d B | %s | %s (%.0f frames, %.0f B) | %s | %s | %s | %s "
-                        + "| %s | %s |", writers, payload, BenchSupport.mb(s.frameBytesPerSec),
-                        BenchSupport.mb(b.frameBytesPerSec), s.framesPerBatch, s.batchBytes,
-                        BenchSupport.pct(s.frameBytesPerSec / b.frameBytesPerSec), BenchSupport.ms(s.p50),
-                        BenchSupport.ms(s.p99), BenchSupport.ms(b.p50), BenchSupport.ms(b.p99),
-                        String.format(Locale.ROOT, "%.2f", s.p99 / b.p99));
-                System.out.println(row);
-                System.out.printf(Locale.ROOT, "    store: %.0f appends/s, payload %s; commit max %s%n", s.appendsPerSec,
-                        BenchSupport.mb(s.payloadBytesPerSec), BenchSupport.ms(s.max));
-                rows.add(row);
+                rows.add(run(dir, writers, payload, warmup, seconds, rounds));
+                System.out.println(rows.get(rows.size() - 1));
             }
         }
         System.out.println();
-        System.out.println("| writers | payload | store (frame bytes) | baseline, same batch | store / baseline "
-                + "| commit p50 | commit p99 | baseline write+force p50 | p99 | commit p99 / baseline p99 |");
-        System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        System.out.println("| writers | payload | store | baseline (same batches) | store / baseline (rounds min-max) "
+                + "| frames per batch | commit p50 | commit p99 | baseline p50 | baseline p99 | commit p99 / baseline p99 |");
+        System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         rows.forEach(System.out::println);
     }
 
-    private static Run store(Path dir, int writers, int payload, int warmup, int seconds) throws Exception {
+    private static String run(Path dir, int writers, int payload, int warmup, int seconds, int rounds) throws Exception {
         Path root = dir.resolve("store-" + writers + "-" + payload);
         Files.createDirectories(root);
         Recorder recorder = new Recorder(3);
         LongAdder appends = new LongAdder();
-        AtomicInteger phase = new AtomicInteger(); // 0 warm-up, 1 measure, 2 stop
+        int[] phase = {WARMUP};
+        Object gate = new Object();
+        Side store = new Side();
+        Side base = new Side();
         try (SystemTimeSource time = new SystemTimeSource("bench-timer");
-                FileBagStore store = FileBagStore.open(BagStoreConfig.builder(root).localLockDir(dir.resolve("locks"))
+                FileBagStore s = FileBagStore.open(BagStoreConfig.builder(root).localLockDir(dir.resolve("locks"))
                         .build(), time)) {
             Instant far = time.now().plusSeconds(3600);
             List<Thread> threads = new ArrayList<>();
@@ -88,16 +96,29 @@ public final class AppendBench {
                 ThreadLocalRandom.current().nextBytes(bytes);
                 Thread th = new Thread(() -> {
                     AppendRequest r = AppendRequest.of("bench", List.of(lease), bytes);
-                    while (phase.get() < 2) {
+                    while (true) {
+                        int p;
+                        synchronized (gate) {
+                            while (phase[0] == PAUSE) {
+                                try {
+                                    gate.wait();
+                                } catch (InterruptedException e) {
+                                    return;
+                                }
+                            }
+                            p = phase[0];
+                        }
+                        if (p == STOP) {
+                            return;
+                        }
                         long t0 = System.nanoTime();
                         try {
-                            store.append(r);
+                            s.append(r);
                         } catch (Exception e) {
                             throw new IllegalStateException(e);
                         }
-                        long us = (System.nanoTime() - t0) / 1_000;
-                        if (phase.get() == 1) {
-                            recorder.recordValue(us);
+                        if (p == MEASURE) {
+                            recorder.recordValue((System.nanoTime() - t0) / 1_000);
                             appends.increment();
                         }
                     }
@@ -107,45 +128,65 @@ public final class AppendBench {
                 th.start();
             }
             Thread.sleep(warmup * 1000L);
-            recorder.reset();
-            StoreStats before = store.stats();
-            long t0 = System.nanoTime();
-            phase.set(1);
-            Thread.sleep(seconds * 1000L);
-            phase.set(2);
-            long elapsed = System.nanoTime() - t0;
-            StoreStats after = store.stats();
+            for (int round = 0; round < rounds; round++) {
+                recorder.reset();
+                appends.reset();
+                StoreStats before = s.stats();
+                long t0 = System.nanoTime();
+                setPhase(gate, phase, MEASURE);
+                Thread.sleep(seconds * 1000L);
+                setPhase(gate, phase, PAUSE);
+                double secs = (System.nanoTime() - t0) / 1e9;
+                Thread.sleep(50); // let in-flight appends finish before the baseline takes the disk
+                StoreStats after = s.stats();
+                Histogram h = recorder.getIntervalHistogram();
+                long batches = after.batches() - before.batches();
+                long bytes = after.bytes() - before.bytes();
+                store.latency.add(h);
+                store.bytes += bytes;
+                store.payloadBytes += appends.sum() * (long) payload;
+                store.ops += appends.sum();
+                store.batches += batches;
+                store.frames += after.frames() - before.frames();
+                store.seconds += secs;
+                int batchBytes = (int) Math.max(1, Math.round(bytes / (double) Math.max(1, batches)));
+                double[] b = baseline(dir, batchBytes, seconds, base);
+                double ratio = (bytes / secs) / (b[0] / b[1]);
+                store.minRatio = Math.min(store.minRatio, ratio);
+                store.maxRatio = Math.max(store.maxRatio, ratio);
+            }
+            setPhase(gate, phase, STOP);
             for (Thread th : threads) {
                 th.join();
             }
-            Histogram h = recorder.getIntervalHistogram();
-            double secs = elapsed / 1e9;
-            long batches = after.batches() - before.batches();
-            long frames = after.frames() - before.frames();
-            long bytes = after.bytes() - before.bytes();
-            return new Run(bytes / secs, appends.sum() * (double) payload / secs, appends.sum() / secs,
-                    bytes / (double) batches, frames / (double) batches, h.getValueAtPercentile(50),
-                    h.getValueAtPercentile(99), h.getMaxValue());
+        }
+        double storeRate = store.bytes / store.seconds;
+        double baseRate = base.bytes / base.seconds;
+        double p99 = store.latency.getValueAtPercentile(99);
+        double bp99 = base.latency.getValueAtPercentile(99);
+        return String.format(Locale.ROOT, "| %d | %d B | %s | %s | %s (%s-%s) | %.1f | %s | %s | %s | %s | %.2f |",
+                writers, payload, BenchSupport.mb(storeRate), BenchSupport.mb(baseRate),
+                BenchSupport.pct(storeRate / baseRate), BenchSupport.pct(store.minRatio), BenchSupport.pct(store.maxRatio),
+                store.frames / (double) store.batches, BenchSupport.ms(store.latency.getValueAtPercentile(50)),
+                BenchSupport.ms(p99), BenchSupport.ms(base.latency.getValueAtPercentile(50)), BenchSupport.ms(bp99),
+                p99 / bp99);
+    }
+
+    private static void setPhase(Object gate, int[] phase, int p) {
+        synchronized (gate) {
+            phase[0] = p;
+            gate.notifyAll();
         }
     }
 
-    /** One thread: write {@code batchBytes} with FileChannel.write, then force, again and again. */
-    private static Run baseline(Path dir, int batchBytes, int warmup, int seconds) throws Exception {
+    /** One thread: write {@code batchBytes} with FileChannel.write, then force; returns {bytes, seconds}. */
+    private static double[] baseline(Path dir, int batchBytes, int seconds, Side side) throws Exception {
         Path file = dir.resolve("baseline-" + System.nanoTime() + ".data");
-        Histogram h = new Histogram(3);
-        byte[] data = new byte[Math.max(1, batchBytes)];
+        byte[] data = new byte[batchBytes];
         ThreadLocalRandom.current().nextBytes(data);
         ByteBuffer b = ByteBuffer.wrap(data);
         long bytes = 0;
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-            long warmEnd = System.nanoTime() + warmup * 1_000_000_000L;
-            while (System.nanoTime() < warmEnd) {
-                b.clear();
-                while (b.hasRemaining()) {
-                    ch.write(b);
-                }
-                ch.force(false);
-            }
             long t0 = System.nanoTime();
             long end = t0 + seconds * 1_000_000_000L;
             long now = t0;
@@ -157,12 +198,13 @@ public final class AppendBench {
                 }
                 ch.force(false);
                 now = System.nanoTime();
-                h.recordValue((now - s) / 1_000);
+                side.latency.recordValue((now - s) / 1_000);
                 bytes += data.length;
             }
             double secs = (now - t0) / 1e9;
-            return new Run(bytes / secs, bytes / secs, h.getTotalCount() / secs, data.length, 1,
-                    h.getValueAtPercentile(50), h.getValueAtPercentile(99), h.getMaxValue());
+            side.bytes += bytes;
+            side.seconds += secs;
+            return new double[] {bytes, secs};
         }
     }
 }

@@ -79,6 +79,8 @@ final class Appender {
     private long lastQueued = Long.MIN_VALUE;
     private boolean closing;
     private final Thread thread;
+    private final java.util.concurrent.ExecutorService acks;
+    private final java.util.concurrent.atomic.AtomicInteger acksPending = new java.util.concurrent.atomic.AtomicInteger();
     private TimeSource.Timer flushTimer;
 
     // Committer-thread state.
@@ -103,6 +105,11 @@ final class Appender {
         this.policy = store.config().flushPolicy();
         this.maxBatchBytes = store.config().maxBatchBytes();
         this.maxQueuedBytes = store.config().maxQueuedBytes();
+        this.acks = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "leasehold-bag-" + log.name() + "-acks");
+            t.setDaemon(true);
+            return t;
+        });
         this.thread = new Thread(this::run, "leasehold-bag-" + log.name());
         thread.setDaemon(true);
         thread.start();
@@ -123,6 +130,25 @@ final class Appender {
         long bucket;
         BucketFile file;
         long offset;
+        Appended result;
+        BagStoreException failure;
+
+        void fail(BagStoreException e) {
+            if (result == null && failure == null) {
+                failure = e;
+            }
+        }
+
+        /** Completes the future with the decided outcome (wakes the caller). */
+        void deliver() {
+            if (result != null) {
+                future.complete(result);
+            } else if (failure != null) {
+                future.completeExceptionally(failure);
+            } else {
+                future.completeExceptionally(new IllegalStateException("no outcome decided"));
+            }
+        }
 
         Pending(ByteBuffer frame, int messages, long t, long deadline, boolean callerTime) {
             this.frame = frame;
@@ -231,6 +257,14 @@ final class Appender {
                 interrupted = true;
             }
         }
+        acks.shutdown();
+        while (!acks.isTerminated()) {
+            try {
+                acks.awaitTermination(1, java.util.concurrent.TimeUnit.MINUTES);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
@@ -323,6 +357,7 @@ final class Appender {
             plan(e.getKey(), e.getValue(), segments, sizesBefore);
         }
         if (segments.isEmpty()) {
+            deliver(batch);
             return;
         }
         write(segments);
@@ -334,6 +369,39 @@ final class Appender {
         long now = time.nowMicros();
         decide(segments, sizesBefore, now);
         housekeeping(now);
+        deliver(batch);
+    }
+
+    /**
+     * Wakes the batch's callers. When more appends are queued, a second thread does it, so that the next batch's
+     * write and flush overlap with waking (dozens of) threads; otherwise here, saving a hand-off.
+     */
+    private void deliver(List<Pending> batch) {
+        boolean more;
+        lock.lock();
+        try {
+            more = !queue.isEmpty();
+        } finally {
+            lock.unlock();
+        }
+        // Once a batch went to the second thread, later ones follow it until it is idle: callers see their
+        // acknowledgements in commit order.
+        if (more || acksPending.get() > 0) {
+            acksPending.incrementAndGet();
+            acks.execute(() -> {
+                try {
+                    for (Pending p : batch) {
+                        p.deliver();
+                    }
+                } finally {
+                    acksPending.decrementAndGet();
+                }
+            });
+        } else {
+            for (Pending p : batch) {
+                p.deliver();
+            }
+        }
     }
 
     /** Gate, data file and segments for one bucket's frames; frames that cannot be written are failed here. */
@@ -360,12 +428,12 @@ final class Appender {
             }
         } catch (BagStoreException ex) {
             for (int i = assigned; i < ps.size(); i++) {
-                ps.get(i).future.completeExceptionally(ex);
+                ps.get(i).fail(ex);
             }
         } catch (IOException ex) {
             StoreUnavailableException su = cannotWrite(bucket, ex);
             for (int i = assigned; i < ps.size(); i++) {
-                ps.get(i).future.completeExceptionally(su);
+                ps.get(i).fail(su);
             }
         }
     }
@@ -459,9 +527,9 @@ final class Appender {
             for (Pending p : s.items) {
                 boolean complete = !p.frame.hasRemaining();
                 if (s.writeError != null && !complete) {
-                    p.future.completeExceptionally(notWritten(p, s.writeError));
+                    p.fail(notWritten(p, s.writeError));
                 } else if (s.flushError != null) {
-                    p.future.completeExceptionally(outcomeUnknown(p, s.flushError));
+                    p.fail(outcomeUnknown(p, s.flushError));
                 } else {
                     candidates.computeIfAbsent(p.bucket, k -> new ArrayList<>()).add(p);
                 }
@@ -482,7 +550,7 @@ final class Appender {
                 lf = lockForLateWrite(bucket, now, sizesBefore.get(bucket));
             } catch (BagStoreException | IOException ex) {
                 for (Pending p : ps) {
-                    p.future.completeExceptionally(new WriteOutcomeUnknownException("the append to " + where(bucket)
+                    p.fail(new WriteOutcomeUnknownException("the append to " + where(bucket)
                             + " was written late (this clock read " + Micros.toInstant(now) + ", on time until "
                             + Micros.toInstant(g.onTimeUntil(bucket)) + ") and checking whether sealing had begun failed: "
                             + ex.getMessage() + "; read the bucket once it is sealed to find out", ex));
@@ -501,7 +569,7 @@ final class Appender {
                 if (listed >= p.offset + p.length) {
                     succeed(p);
                 } else {
-                    p.future.completeExceptionally(new BucketSealedException(BucketSealedException.Reason.LATE,
+                    p.fail(new BucketSealedException(BucketSealedException.Reason.LATE,
                             log.name(), log.bucketPath(bucket), Micros.toInstant(bucket), "the append to log '"
                             + log.name() + "' landed in " + p.file.name + " at offset " + p.offset + " of bucket "
                             + log.bucketPath(bucket) + " only after sealing began (this clock read "
@@ -531,7 +599,7 @@ final class Appender {
     }
 
     private void succeed(Pending p) {
-        p.future.complete(new Appended(log.name(), Micros.toInstant(p.bucket), store.writerId(), p.file.name, p.offset,
+        p.result = (new Appended(log.name(), Micros.toInstant(p.bucket), store.writerId(), p.file.name, p.offset,
                 p.length, Micros.toInstant(p.t), p.messages));
     }
 

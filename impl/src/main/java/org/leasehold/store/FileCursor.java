@@ -3,6 +3,7 @@ package org.leasehold.store;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.util.zip.CRC32C;
 
 import org.leasehold.bag.BagStoreException;
 import org.leasehold.bag.CorruptRecordException;
@@ -14,10 +15,11 @@ import org.leasehold.store.format.Frames;
 
 /**
  * Reads the frames of one data file sequentially, up to a limit (the lock file's size for a sealed bucket, the size
- * at open for an unsealed one), through one buffer that grows only for a frame larger than it. Verifies every frame
- * (header, checksum, timestamp inside the bucket and never decreasing) and tells torn tails from corruption: a frame
- * that is incomplete, zero-filled, or fails its checksum as the last thing before the limit is a torn tail (a write
- * that was never acknowledged) and ends the file quietly; anything else that fails is corruption.
+ * at open for an unsealed one), in chunks of 64 KiB (larger only for a larger frame). Each refill reads into a fresh
+ * chunk, so the messages decoded from a chunk can keep referring to it instead of copying their payloads. Verifies
+ * every frame (header, checksum, timestamp inside the bucket and never decreasing) and tells torn tails from
+ * corruption: a frame that is incomplete, zero-filled, or fails its checksum as the last thing before the limit is a
+ * torn tail (a write that was never acknowledged) and ends the file quietly; anything else that fails is corruption.
  */
 final class FileCursor {
     static final int BUFFER = 64 << 10;
@@ -26,12 +28,16 @@ final class FileCursor {
     private final LogReader.BucketContext bucket;
     private final FileChannel ch;
     private final long limit;
+    private final CRC32C crc = new CRC32C();
+    private final int chunkSize;
     private byte[] buf;
     private long bufFileOffset;
     private int bufEnd;
     private long pos;
     private long prevT = Long.MIN_VALUE;
 
+    /** This file's place among the bucket's files in {@code (writer, sequence)} order: breaks timestamp ties. */
+    int rank;
     /** The leases of this file's last decoded frame, shared while they repeat. */
     final Frames.LeaseCache leases = new Frames.LeaseCache();
     long t;
@@ -39,15 +45,16 @@ final class FileCursor {
     int frameLength;
     int frameAt;
 
-    FileCursor(Names.DataFileName name, LogReader.BucketContext bucket, FileChannel ch, long limit, int bufferSize) {
+    FileCursor(Names.DataFileName name, LogReader.BucketContext bucket, FileChannel ch, long limit, int chunkSize) {
         this.name = name;
         this.bucket = bucket;
         this.ch = ch;
         this.limit = limit;
-        this.buf = new byte[bufferSize];
+        this.chunkSize = chunkSize;
+        this.buf = new byte[0];
     }
 
-    /** The buffer holding the current frame at {@link #frameAt}. */
+    /** The chunk holding the current frame at {@link #frameAt}; never written again once a frame was decoded from it. */
     byte[] frameBytes() {
         return buf;
     }
@@ -104,7 +111,7 @@ final class FileCursor {
             return false;
         }
         at = (int) (pos - bufFileOffset);
-        if (!Frames.checksumMatches(buf, at, length)) {
+        if (!Frames.checksumMatches(buf, at, length, crc)) {
             if (pos + length == limit) {
                 torn("the last frame (" + length + " bytes) fails its checksum");
                 return false;
@@ -147,13 +154,11 @@ final class FileCursor {
         }
         int keep = (int) have;
         int from = (int) (pos - bufFileOffset);
-        if (n > buf.length) {
-            byte[] bigger = new byte[Math.max(n, buf.length)];
-            System.arraycopy(buf, from, bigger, 0, keep);
-            buf = bigger;
-        } else if (from > 0) {
-            System.arraycopy(buf, from, buf, 0, keep);
-        }
+        // A fresh chunk: frames decoded from the old one may still be referenced by messages.
+        int size = (int) Math.min(Math.max(n, chunkSize), Math.max(n, limit - pos));
+        byte[] next = new byte[size];
+        System.arraycopy(buf, from, next, 0, keep);
+        buf = next;
         bufFileOffset = pos;
         bufEnd = keep;
         while (bufEnd < n) {

@@ -5,12 +5,9 @@ import java.nio.channels.FileChannel;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.List;
-import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.function.Predicate;
 
@@ -35,10 +32,10 @@ import org.leasehold.time.Micros;
  * and are never read); an unsealed one to each file's size when the bucket is opened, its messages tentative.
  */
 final class LogReader implements MessageStream {
-    private static final Comparator<FileCursor> ORDER = (a, b) -> {
-        int c = Long.compare(a.t, b.t);
-        return c != 0 ? c : a.name.compareTo(b.name);
-    };
+    /** The merge order of the cursors' current frames: timestamp, then the file's rank (writer, sequence). */
+    private static boolean before(FileCursor a, FileCursor b) {
+        return a.t < b.t || (a.t == b.t && a.rank < b.rank);
+    }
     /** Total buffer budget per bucket; each file gets a share, at least 8 KiB. */
     private static final int BUCKET_BUFFER_BUDGET = 16 << 20;
 
@@ -49,8 +46,17 @@ final class LogReader implements MessageStream {
     private final long from;
     private final long to;
     private final BucketWalker walker;
-    private final PriorityQueue<FileCursor> heap = new PriorityQueue<>(ORDER);
-    private final ArrayDeque<Message> pending = new ArrayDeque<>();
+    /** A binary min-heap of the bucket's cursors by {@link #before}; {@code heap[0]} holds the next frame. */
+    private FileCursor[] heap = new FileCursor[8];
+    private int size;
+    /** The frame being delivered, and the next message of it. */
+    private final Frames.View view = new Frames.View();
+    private boolean viewing;
+    private int bodyIndex;
+    private String bodyWriter;
+    private String bodyFile;
+    private long bodyOffset;
+    private Instant bodyTimestamp;
     private final List<ReadProblem> problems = new ArrayList<>();
     private final Predicate<List<StampedLease>> leaseFilter;
     private BucketContext current;
@@ -143,33 +149,78 @@ final class LogReader implements MessageStream {
             throw new IllegalStateException("the message stream is closed");
         }
         while (true) {
-            Message m = pending.poll();
-            if (m != null) {
-                return m;
+            if (viewing) {
+                int i = bodyIndex++;
+                if (bodyIndex == view.count()) {
+                    viewing = false;
+                }
+                return new Message(log.name(), current.startInstant, bodyWriter, bodyFile, bodyOffset, i, bodyTimestamp,
+                        view.leases(), view.array(), view.offset(i), view.length(i), !current.sealed);
             }
-            FileCursor c = heap.poll();
-            if (c == null) {
+            if (size == 0) {
                 if (!openNextBucket()) {
                     return null;
                 }
                 continue;
             }
+            FileCursor c = heap[0];
             emit(c);
-            if (c.advance()) {
-                heap.add(c);
-            } else {
+            // The classic k-way merge step: advance the top and sift it down (or replace it by the last).
+            if (!c.advance()) {
                 c.close();
+                heap[0] = heap[--size];
+                heap[size] = null;
+            }
+            if (size > 1) {
+                siftDown(0);
             }
         }
+    }
+
+    private void push(FileCursor c) {
+        if (size == heap.length) {
+            heap = java.util.Arrays.copyOf(heap, size * 2);
+        }
+        int i = size++;
+        heap[i] = c;
+        while (i > 0) {
+            int parent = (i - 1) >>> 1;
+            if (!before(heap[i], heap[parent])) {
+                break;
+            }
+            FileCursor tmp = heap[i];
+            heap[i] = heap[parent];
+            heap[parent] = tmp;
+            i = parent;
+        }
+    }
+
+    private void siftDown(int i) {
+        FileCursor x = heap[i];
+        int half = size >>> 1;
+        while (i < half) {
+            int child = 2 * i + 1;
+            int right = child + 1;
+            if (right < size && before(heap[right], heap[child])) {
+                child = right;
+            }
+            if (!before(heap[child], x)) {
+                break;
+            }
+            heap[i] = heap[child];
+            i = child;
+        }
+        heap[i] = x;
     }
 
     private void emit(FileCursor c) throws BagStoreException {
         if (c.t < from || c.t >= to) {
             return;
         }
-        Frames.Body body;
+        boolean accepted;
         try {
-            body = Frames.decode(c.frameBytes(), c.frameAt, c.frameLength, c.frameOffset, leaseFilter, c.leases);
+            accepted = Frames.decode(c.frameBytes(), c.frameAt, c.frameLength, c.frameOffset, leaseFilter, c.leases,
+                    view);
         } catch (FormatException e) {
             String detail = e.getMessage();
             if (request.skipUnreadable()) {
@@ -182,15 +233,28 @@ final class LogReader implements MessageStream {
                     + c.frameOffset + ": " + detail + " (its checksum matches, so it was written this way). Read with "
                     + "skippingUnreadable() to skip it and get a report");
         }
-        if (body == null) {
+        if (!accepted) {
             return;
         }
-        Instant ts = Micros.toInstant(body.timestamp());
-        byte[][] payloads = body.payloads();
-        for (int i = 0; i < payloads.length; i++) {
-            pending.add(new Message(log.name(), current.startInstant, c.name.writer(), c.name.name(), c.frameOffset, i,
-                    ts, body.leases(), payloads[i], !current.sealed));
+        viewing = true;
+        bodyIndex = 0;
+        bodyWriter = c.name.writer();
+        bodyFile = c.name.name();
+        bodyOffset = c.frameOffset;
+        long ts = view.timestamp();
+        if (ts != lastMicros || lastInstant == null) {
+            lastInstant = instant(ts);
+            lastMicros = ts;
         }
+        bodyTimestamp = lastInstant;
+    }
+
+    private long lastMicros;
+    private Instant lastInstant;
+
+    private static Instant instant(long micros) {
+        return micros >= 0 ? Instant.ofEpochSecond(micros / 1_000_000L, (micros % 1_000_000L) * 1_000L)
+                : Micros.toInstant(micros);
     }
 
     /** Opens the next bucket in range; false at the end. */
@@ -221,9 +285,13 @@ final class LogReader implements MessageStream {
             }
             current = new BucketContext(start, sealed);
             List<FileCursor> cursors = sealed ? openSealed(start, dir) : openUnsealed(dir, names);
+            cursors.sort((a, b) -> a.name.compareTo(b.name));
+            for (int i = 0; i < cursors.size(); i++) {
+                cursors.get(i).rank = i;
+            }
             for (FileCursor c : cursors) {
                 if (c.advance()) {
-                    heap.add(c);
+                    push(c);
                 } else {
                     c.close();
                 }
@@ -241,7 +309,7 @@ final class LogReader implements MessageStream {
                     e);
         }
         List<FileCursor> cursors = new ArrayList<>(lf.files().size());
-        int bufferSize = bufferSize(lf.files().size());
+        int files = lf.files().size();
         try {
             for (LockFile.Entry e : lf.files()) {
                 Names.DataFileName n = Names.parseDataFile(e.name());
@@ -264,7 +332,7 @@ final class LogReader implements MessageStream {
                 } catch (IOException ex) {
                     throw unavailable("opening data file " + e.name() + " of bucket " + current.path, ex);
                 }
-                cursors.add(new FileCursor(n, current, ch, e.size(), bufferSize));
+                cursors.add(new FileCursor(n, current, ch, e.size(), bufferSize(files)));
             }
         } catch (BagStoreException e) {
             for (FileCursor c : cursors) {
@@ -284,12 +352,11 @@ final class LogReader implements MessageStream {
             }
         }
         List<FileCursor> cursors = new ArrayList<>(files.size());
-        int bufferSize = bufferSize(files.size());
         for (Names.DataFileName n : files) {
             try {
                 FileChannel ch = fs.openForRead(dir.resolve(n.name()));
                 long size = ch.size();
-                cursors.add(new FileCursor(n, current, ch, size, bufferSize));
+                cursors.add(new FileCursor(n, current, ch, size, bufferSize(files.size())));
             } catch (NoSuchFileException e) {
                 // Listed a moment ago; the store never deletes, so something else did. Nothing to read.
             } catch (IOException e) {
@@ -317,10 +384,11 @@ final class LogReader implements MessageStream {
     }
 
     private void closeCursors() {
-        FileCursor c;
-        while ((c = heap.poll()) != null) {
-            c.close();
+        for (int i = 0; i < size; i++) {
+            heap[i].close();
+            heap[i] = null;
         }
+        size = 0;
     }
 
     @Override
@@ -328,7 +396,7 @@ final class LogReader implements MessageStream {
         if (!closed) {
             closed = true;
             closeCursors();
-            pending.clear();
+            viewing = false;
         }
     }
 }

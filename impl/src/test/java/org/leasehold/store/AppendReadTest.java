@@ -191,6 +191,33 @@ class AppendReadTest {
     }
 
     @Test
+    void asynchronousAppendsAreAcknowledgedInTheOrderTheyWereCommitted() throws Exception {
+        Path root = freshDir("append-read-async-order");
+        ManualTimeSource time = StoreFixture.clock();
+        try (FileBagStore store = FileBagStore.open(config(root).build(), time)) {
+            List<Integer> order = java.util.Collections.synchronizedList(new ArrayList<>());
+            List<CompletableFuture<Appended>> fs = new ArrayList<>();
+            for (int i = 0; i < 500; i++) {
+                int id = i;
+                fs.add(store.appendAsync(AppendRequest.of("log", List.of(), bytes("m" + i)))
+                        .whenComplete((a, e) -> order.add(id)));
+            }
+            long lastOffset = -1;
+            for (CompletableFuture<Appended> f : fs) {
+                Appended a = f.get();
+                assertTrue(a.offset() > lastOffset, "committed in submission order");
+                lastOffset = a.offset();
+            }
+            List<Integer> expected = new ArrayList<>();
+            for (int i = 0; i < 500; i++) {
+                expected.add(i);
+            }
+            assertEquals(expected, order, "acknowledged in commit order");
+            assertTrue(store.stats().batches() < 500, "several appends per batch");
+        }
+    }
+
+    @Test
     void callerTimestampsGoingBackwardsStartANewDataFileSoEachFileStaysOrdered() throws Exception {
         Path root = freshDir("append-read-backwards");
         ManualTimeSource time = StoreFixture.clock();

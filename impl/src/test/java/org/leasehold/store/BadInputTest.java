@@ -183,6 +183,12 @@ class BadInputTest {
                     null, new byte[(64 << 10) + 1]);
             assertThrows(InvalidAppendException.class, () -> store.append(req("log", List.of(bigWitness), "x")));
             assertThrows(UnknownLogException.class, () -> store.read(ReadRequest.all("never-written")));
+            org.leasehold.lease.Lease tentative = new org.leasehold.lease.Lease(new org.leasehold.lease.HolderId("p", "t"),
+                    org.leasehold.lease.LeaseMode.EXCLUSIVE, org.leasehold.lease.LeaseKind.TENTATIVE, T0,
+                    T0.plusSeconds(5), List.of(new org.leasehold.lease.LeaseGrant("a", 1,
+                            org.leasehold.lease.CorrelationId.NONE, T0.minusSeconds(1), T0, null)));
+            assertTrue(assertThrows(IllegalArgumentException.class, () -> LeaseStamp.of(tentative)).getMessage()
+                    .contains("upgrade it"), "no stamps (so no writes) under a tentative lease");
             assertReadable(store, "log", List.of("kept"));
         }
         ManualTimeSource t2 = StoreFixture.clock();

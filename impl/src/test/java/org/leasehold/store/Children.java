@@ -64,6 +64,29 @@ final class Children {
             }
         }
 
+        /** Waits until {@code n} lines match (or the child ends); true if they did. */
+        boolean awaitCount(Predicate<String> p, int n, long timeoutMillis) throws InterruptedException {
+            long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+            synchronized (lines) {
+                while (true) {
+                    int count = 0;
+                    for (String l : lines) {
+                        if (p.test(l)) {
+                            count++;
+                        }
+                    }
+                    if (count >= n) {
+                        return true;
+                    }
+                    long left = TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime());
+                    if (left <= 0 || (!process.isAlive() && !reader.isAlive())) {
+                        return false;
+                    }
+                    lines.wait(Math.min(left, 100));
+                }
+            }
+        }
+
         /** The lines so far (after the child ended: all of them). */
         List<String> lines() throws InterruptedException {
             if (!process.isAlive()) {

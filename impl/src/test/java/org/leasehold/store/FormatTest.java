@@ -54,8 +54,8 @@ class FormatTest {
         assertEquals("tenant/ä", b.leases().get(0).name());
         assertEquals(42, b.leases().get(0).generation());
         assertArrayEquals(new byte[] {1, 2, 3}, b.leases().get(0).witness());
-        assertEquals(0, b.payloads()[0].length);
-        assertEquals("hello", new String(b.payloads()[1], StandardCharsets.UTF_8));
+        assertEquals(0, b.payload(0).length);
+        assertEquals("hello", new String(b.payload(1), StandardCharsets.UTF_8));
 
         Frames.retime(f, Micros.of(T0) + 9);
         assertTrue(Frames.checksumMatches(f.array(), 0, size), "retiming rewrites the checksum");

@@ -52,7 +52,7 @@ class SealingRaceProcessTest {
                         Long.toString(millis + 500)));
             }
             for (Children.Child k : kids) {
-                assertEquals(0, k.waitFor(60_000), () -> "a child failed: " + readQuietly(err));
+                assertEquals(0, k.waitFor(120_000), () -> "a child failed: " + readQuietly(err));
             }
 
             Map<String, String> acked = new HashMap<>();
@@ -71,7 +71,8 @@ class SealingRaceProcessTest {
                     }
                 }
             }
-            assertTrue(acked.size() > 300, "acknowledged: " + acked.size());
+            // Each of the 12 writer threads made at least MIN_PER_THREAD appends; a third aimed near the boundary.
+            assertTrue(acked.size() > 200, "acknowledged: " + acked.size());
             assertTrue(lateChecks > 0, "some writes finished near the boundary and were checked as late");
 
             try (FileBagStore reader = FileBagStore.open(StoreChild.raceConfig(root, locks).metronome(false).build(),

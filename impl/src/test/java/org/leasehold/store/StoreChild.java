@@ -41,6 +41,7 @@ public final class StoreChild {
     static final Duration WIDTH = Duration.ofMillis(100);
     static final Duration GRACE = Duration.ofMillis(200);
     static final Duration ERROR = Duration.ofMillis(50);
+    static final int MIN_PER_THREAD = 60;
 
     private StoreChild() {
     }
@@ -90,14 +91,17 @@ public final class StoreChild {
         try (SystemTimeSource time = new SystemTimeSource("child-timer");
                 FileBagStore store = FileBagStore.open(raceConfig(root, Paths.get(a[2])).build(), time)) {
             String me = store.writerId();
+            // At least the given time, and at least MIN_PER_THREAD appends per thread (a loaded machine is slow), but
+            // never more than ten times the given time.
             long until = System.nanoTime() + millis * 1_000_000L;
+            long cap = System.nanoTime() + 10 * millis * 1_000_000L;
             List<Thread> ts = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 int tid = t;
                 Thread th = new Thread(() -> {
                     int seq = 0;
                     ThreadLocalRandom rnd = ThreadLocalRandom.current();
-                    while (System.nanoTime() < until) {
+                    while ((System.nanoTime() < until || seq < MIN_PER_THREAD) && System.nanoTime() < cap) {
                         String id = me + "-" + tid + "-" + seq++;
                         AppendRequest r = AppendRequest.of(log, List.of(), id.getBytes(StandardCharsets.UTF_8));
                         if (rnd.nextInt(3) == 0) {

@@ -109,19 +109,26 @@ public final class Frames {
         return (int) crc.getValue();
     }
 
+    private static final java.lang.invoke.VarHandle INT = java.lang.invoke.MethodHandles.byteArrayViewVarHandle(
+            int[].class, ByteOrder.BIG_ENDIAN);
+    private static final java.lang.invoke.VarHandle LONG = java.lang.invoke.MethodHandles.byteArrayViewVarHandle(
+            long[].class, ByteOrder.BIG_ENDIAN);
+    private static final java.lang.invoke.VarHandle SHORT = java.lang.invoke.MethodHandles.byteArrayViewVarHandle(
+            short[].class, ByteOrder.BIG_ENDIAN);
+
     /** Reads a big-endian int. */
     public static int getInt(byte[] a, int i) {
-        return ((a[i] & 0xff) << 24) | ((a[i + 1] & 0xff) << 16) | ((a[i + 2] & 0xff) << 8) | (a[i + 3] & 0xff);
-    }
-
-    /** Reads a big-endian unsigned short. */
-    public static int getUShort(byte[] a, int i) {
-        return ((a[i] & 0xff) << 8) | (a[i + 1] & 0xff);
+        return (int) INT.get(a, i);
     }
 
     /** Reads a big-endian long. */
     public static long getLong(byte[] a, int i) {
-        return ((long) getInt(a, i) << 32) | (getInt(a, i + 4) & 0xffff_ffffL);
+        return (long) LONG.get(a, i);
+    }
+
+    /** Reads a big-endian unsigned short. */
+    public static int getUShort(byte[] a, int i) {
+        return (short) SHORT.get(a, i) & 0xffff;
     }
 
     /**
@@ -152,11 +159,38 @@ public final class Frames {
 
     /** True if the checksum of the complete frame at {@code off} matches. */
     public static boolean checksumMatches(byte[] a, int off, int length) {
-        return getInt(a, off + 12) == checksum(a, off, length);
+        return checksumMatches(a, off, length, new CRC32C());
     }
 
-    /** A decoded frame body. */
-    public record Body(long timestamp, List<StampedLease> leases, byte[][] payloads) {
+    /** Like {@link #checksumMatches(byte[], int, int)}, reusing {@code crc} (reset first). */
+    public static boolean checksumMatches(byte[] a, int off, int length, CRC32C crc) {
+        crc.reset();
+        crc.update(a, off, 12);
+        crc.update(a, off + HEADER, length - HEADER);
+        return getInt(a, off + 12) == (int) crc.getValue();
+    }
+
+    /**
+     * A decoded frame body. The payloads are not copied: payload {@code i} is {@code lengths[i]} bytes of
+     * {@code array} from {@code offsets[i]}.
+     *
+     * @param timestamp the frame's timestamp (µs)
+     * @param leases    the leases, immutable
+     * @param array     the array holding the frame
+     * @param offsets   where each payload starts in {@code array}
+     * @param lengths   each payload's length
+     */
+    public record Body(long timestamp, List<StampedLease> leases, byte[] array, int[] offsets, int[] lengths) {
+
+        /** The number of messages. */
+        public int count() {
+            return offsets.length;
+        }
+
+        /** A copy of payload {@code i}. */
+        public byte[] payload(int i) {
+            return java.util.Arrays.copyOfRange(array, offsets[i], offsets[i] + lengths[i]);
+        }
     }
 
     /**
@@ -166,20 +200,63 @@ public final class Frames {
     public static final class LeaseCache {
         private byte[] bytes = new byte[64];
         private int length = -1;
+        private int count = -1;
         private List<StampedLease> leases;
     }
 
     public static Body decode(byte[] a, int off, int length, long fileOffset) throws FormatException {
-        return decode(a, off, length, fileOffset, null, null);
+        View v = new View();
+        decode(a, off, length, fileOffset, null, null, v);
+        return new Body(v.timestamp, v.leases, a, java.util.Arrays.copyOf(v.offsets, v.count),
+                java.util.Arrays.copyOf(v.lengths, v.count));
     }
 
     /**
-     * Decodes the body of a complete frame whose header and checksum were checked; returns null without copying
-     * payloads when {@code accept} (if given) rejects the frame's leases. Throws if the structure does not add up to
-     * exactly {@code length} bytes. The lease list is immutable.
+     * A reusable, mutable view of one decoded frame: its timestamp, leases, and where each payload lies in
+     * {@link #array}. Valid until the next decode into it. Not thread-safe.
      */
-    public static Body decode(byte[] a, int off, int length, long fileOffset,
-            java.util.function.Predicate<List<StampedLease>> accept, LeaseCache cache) throws FormatException {
+    public static final class View {
+        private long timestamp;
+        private List<StampedLease> leases;
+        private byte[] array;
+        private int count;
+        private int[] offsets = new int[4];
+        private int[] lengths = new int[4];
+
+        public long timestamp() {
+            return timestamp;
+        }
+
+        public List<StampedLease> leases() {
+            return leases;
+        }
+
+        public byte[] array() {
+            return array;
+        }
+
+        /** The number of messages. */
+        public int count() {
+            return count;
+        }
+
+        public int offset(int i) {
+            return offsets[i];
+        }
+
+        public int length(int i) {
+            return lengths[i];
+        }
+    }
+
+    /**
+     * Decodes the body of a complete frame at {@code off} whose header and checksum were checked into {@code view};
+     * returns false when {@code accept} (if given) rejects the frame's leases. Throws if the structure does not add
+     * up to exactly {@code length} bytes. Payloads stay in {@code a}; the lease list is immutable.
+     */
+    public static boolean decode(byte[] a, int off, int length, long fileOffset,
+            java.util.function.Predicate<List<StampedLease>> accept, LeaseCache cache, View view)
+            throws FormatException {
         int end = off + length;
         int p = off + HEADER;
         long t = getLong(a, p);
@@ -187,31 +264,34 @@ public final class Frames {
         int n = getUShort(a, p);
         p += 2;
         int leasesStart = p;
-        for (int i = 0; i < n; i++) {
-            if (p + 2 > end) {
-                throw structure(fileOffset, "lease " + i + " runs past the frame");
-            }
-            int nameLen = getUShort(a, p);
-            p += 2;
-            if (nameLen == 0 || p + nameLen + 12 > end) {
-                throw structure(fileOffset, "lease " + i + " name length " + nameLen + " is empty or runs past the frame");
-            }
-            p += nameLen + 8;
-            int wl = getInt(a, p);
-            p += 4;
-            if (wl < 0 || wl > MAX_WITNESS || p + wl > end) {
-                throw structure(fileOffset, "lease " + i + " witness length " + wl + " is invalid");
-            }
-            p += wl;
-        }
-        int leasesEnd = p;
         List<StampedLease> leases;
         if (n == 0) {
             leases = List.of();
-        } else if (cache != null && cache.length == leasesEnd - leasesStart
-                && java.util.Arrays.equals(a, leasesStart, leasesEnd, cache.bytes, 0, cache.length)) {
+        } else if (cache != null && cache.count == n && leasesStart + cache.length <= end
+                && java.util.Arrays.equals(a, leasesStart, leasesStart + cache.length, cache.bytes, 0, cache.length)) {
+            // The same bytes as the previous frame's leases (a valid region of n leases): same structure, same list.
             leases = cache.leases;
+            p = leasesStart + cache.length;
         } else {
+            for (int i = 0; i < n; i++) {
+                if (p + 2 > end) {
+                    throw structure(fileOffset, "lease " + i + " runs past the frame");
+                }
+                int nameLen = getUShort(a, p);
+                p += 2;
+                if (nameLen == 0 || p + nameLen + 12 > end) {
+                    throw structure(fileOffset, "lease " + i + " name length " + nameLen
+                            + " is empty or runs past the frame");
+                }
+                p += nameLen + 8;
+                int wl = getInt(a, p);
+                p += 4;
+                if (wl < 0 || wl > MAX_WITNESS || p + wl > end) {
+                    throw structure(fileOffset, "lease " + i + " witness length " + wl + " is invalid");
+                }
+                p += wl;
+            }
+            int leasesEnd = p;
             leases = decodeLeases(a, leasesStart, n);
             if (cache != null) {
                 int len = leasesEnd - leasesStart;
@@ -220,11 +300,12 @@ public final class Frames {
                 }
                 System.arraycopy(a, leasesStart, cache.bytes, 0, len);
                 cache.length = len;
+                cache.count = n;
                 cache.leases = leases;
             }
         }
         if (accept != null && !accept.test(leases)) {
-            return null;
+            return false;
         }
         if (p + 4 > end) {
             throw structure(fileOffset, "message count runs past the frame");
@@ -234,7 +315,10 @@ public final class Frames {
         if (m < 1 || m > (end - p) / 4) {
             throw structure(fileOffset, "message count " + m + " is invalid for the frame's length");
         }
-        byte[][] payloads = new byte[m][];
+        if (view.offsets.length < m) {
+            view.offsets = new int[m];
+            view.lengths = new int[m];
+        }
         for (int i = 0; i < m; i++) {
             if (p + 4 > end) {
                 throw structure(fileOffset, "message " + i + " runs past the frame");
@@ -244,15 +328,18 @@ public final class Frames {
             if (len < 0 || p + len > end) {
                 throw structure(fileOffset, "message " + i + " length " + len + " runs past the frame");
             }
-            byte[] payload = new byte[len];
-            System.arraycopy(a, p, payload, 0, len);
+            view.offsets[i] = p;
+            view.lengths[i] = len;
             p += len;
-            payloads[i] = payload;
         }
         if (p != end) {
             throw structure(fileOffset, (end - p) + " unexplained bytes at the end of the frame");
         }
-        return new Body(t, leases, payloads);
+        view.timestamp = t;
+        view.leases = leases;
+        view.array = a;
+        view.count = m;
+        return true;
     }
 
     /** Decodes {@code n} leases whose structure was checked. */
@@ -267,8 +354,7 @@ public final class Frames {
             p += 8;
             int wl = getInt(a, p);
             p += 4;
-            byte[] w = new byte[wl];
-            System.arraycopy(a, p, w, 0, wl);
+            byte[] w = java.util.Arrays.copyOfRange(a, p, p + wl);
             p += wl;
             out[i] = new StampedLease(name, gen, w);
         }

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Test;
 class ConfigPropertiesTest {
     private static final Set<String> DOCUMENTED = new TreeSet<>(Set.of("BagStoreRoot", "Log", "LeaseService",
             "MaxLeaseMillis", "GraceMillis", "MaxClockErrorMillis", "BucketMillis", "FlushPolicy", "WriterId",
-            "ProcessId", "DefaultWaitMillis", "MaxNamesPerUnit", "MinTimeLeftAtPrepareMillis", "OwnerTtlMillis"));
+            "ProcessId", "DefaultWaitMillis", "MaxNamesPerUnit", "MinTimeLeftAtPrepareMillis", "OwnerTtlMillis",
+            "RemoteOptions"));
 
     @Test
     void everyPropertyIsAnnotatedOnItsSetterWithTheDocumentedName() {

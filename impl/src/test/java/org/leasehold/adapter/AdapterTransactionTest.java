@@ -427,18 +427,25 @@ class AdapterTransactionTest {
         assertEquals(0, recovered.recover(XAResource.TMSTARTRSCAN).length);
     }
 
-    @Test
-    void recoveryOfABranchThatHadWrittenCommitsItOnceNeverTwice() throws Exception {
-        Xid x = xid(3);
-        XAResource xa = branch(x, "written", "written before the crash");
+    /**
+     * Prepares a branch, then crashes after its commit's write but before the outcome reached the journal: writes the
+     * frame the commit would have written (its lease stamps and payloads, from the journal) and restarts without an
+     * outcome. Returns an XAResource of the restarted adapter.
+     */
+    private XAResource crashAfterTheCommitsWrite(Xid x, String name, String payload) throws Exception {
+        XAResource xa = branch(x, name, payload);
         assertEquals(XAResource.XA_OK, xa.prepare(x));
-        // The crash comes after the commit's write but before its outcome reached the journal: write the frame the
-        // commit would have written (its lease stamps and payloads, from the journal), then stop without an outcome.
         PrepareJournal.Entry entry = fx.rm().journalEntry(XidKey.of(x));
         fx.mcf.runtime().store().append(new org.leasehold.bag.AppendRequest("ledger", entry.leases(), null,
                 entry.payloads()));
         fx.restart();
-        XAResource recovered = ((LeaseholdManagedConnection) fx.mcf.createManagedConnection(null, null)).getXAResource();
+        return ((LeaseholdManagedConnection) fx.mcf.createManagedConnection(null, null)).getXAResource();
+    }
+
+    @Test
+    void recoveryOfABranchThatHadWrittenCommitsItOnceNeverTwice() throws Exception {
+        Xid x = xid(3);
+        XAResource recovered = crashAfterTheCommitsWrite(x, "written", "written before the crash");
         assertArrayEquals(new Xid[] {x}, recovered.recover(XAResource.TMSTARTRSCAN));
         recovered.commit(x, false);
         assertEquals(List.of("written before the crash"), fx.messages().stream().map(AdapterTransactionTest::text)
@@ -449,13 +456,7 @@ class AdapterTransactionTest {
     @Test
     void rollingBackARecoveredBranchThatHadWrittenReportsAHeuristicCommit() throws Exception {
         Xid x = xid(4);
-        XAResource xa = branch(x, "hc", "already out");
-        assertEquals(XAResource.XA_OK, xa.prepare(x));
-        PrepareJournal.Entry entry = fx.rm().journalEntry(XidKey.of(x));
-        fx.mcf.runtime().store().append(new org.leasehold.bag.AppendRequest("ledger", entry.leases(), null,
-                entry.payloads()));
-        fx.restart();
-        XAResource recovered = ((LeaseholdManagedConnection) fx.mcf.createManagedConnection(null, null)).getXAResource();
+        XAResource recovered = crashAfterTheCommitsWrite(x, "hc", "already out");
         XAException e = assertThrows(XAException.class, () -> recovered.rollback(x));
         assertEquals(XAException.XA_HEURCOM, e.errorCode);
         recovered.forget(x);

@@ -18,8 +18,13 @@ import org.leasehold.remote.proto.WithdrawRequest;
 /**
  * The client's end of one server's acquisition stream (the {@code Session} call): every thread's acquisitions and
  * withdrawals go out on it in the order they are made, and the answers come back tagged with their request ids.
- * The stream is opened on first use and again after it breaks; a break fails every request still open on it with
- * {@link LeaseServiceUnavailableException} (the server withdraws them on its side).
+ *
+ * <p>The stream is opened on first use and again after it ends. Each opened stream ({@link Stream}) knows whether it
+ * has ended and which requests went out on it: its end fails exactly those requests with
+ * {@link LeaseServiceUnavailableException} (the server withdraws them on its side), and never a newer stream's. A
+ * stream that fails while it is being opened (the server is unreachable: gRPC closes such a call at once, on the
+ * calling thread) is not kept, so the next request opens a new one — after a server restarts on the same address
+ * the client's acquisitions reach the new server.
  */
 final class AcquireSession {
     private static final System.Logger LOG = System.getLogger(AcquireSession.class.getName());
@@ -29,11 +34,17 @@ final class AcquireSession {
         void release(Lease lease);
     }
 
+    /** A request sent on a stream, waiting for its answer. */
+    private record Open<T>(CompletableFuture<T> future, Stream stream) {
+    }
+
     private final Endpoint endpoint;
     private final Orphans orphans;
-    private final Map<Long, CompletableFuture<Lease>> pending = new ConcurrentHashMap<>();
-    private final Map<Long, CompletableFuture<Boolean>> withdrawals = new ConcurrentHashMap<>();
-    private StreamObserver<SessionRequest> out;
+    private final Map<Long, Open<Lease>> pending = new ConcurrentHashMap<>();
+    private final Map<Long, Open<Boolean>> withdrawals = new ConcurrentHashMap<>();
+    /** The stream requests go out on; null before the first and after it ended. Guarded by {@code this}. */
+    private Stream current;
+    private boolean closed;
 
     AcquireSession(Endpoint endpoint, Orphans orphans) {
         this.endpoint = endpoint;
@@ -43,18 +54,21 @@ final class AcquireSession {
     /** Sends an acquisition; the future completes with the server's answer. */
     CompletableFuture<Lease> acquire(AcquireRequest request) {
         CompletableFuture<Lease> f = new CompletableFuture<>();
-        pending.put(request.getRequestId(), f);
-        if (!send(SessionRequest.newBuilder().setAcquire(request).build())) {
-            pending.remove(request.getRequestId(), f);
-        }
+        send(request.getRequestId(), f, pending, SessionRequest.newBuilder().setAcquire(request).build());
         return f;
     }
 
     /** Sends a withdrawal; the future completes with true if the request was still waiting. */
     CompletableFuture<Boolean> withdraw(long requestId) {
         CompletableFuture<Boolean> ack = new CompletableFuture<>();
-        withdrawals.put(requestId, ack);
-        send(SessionRequest.newBuilder().setWithdraw(WithdrawRequest.newBuilder().setRequestId(requestId)).build());
+        Open<Lease> open = pending.get(requestId);
+        if (open != null && open.stream.ended) {
+            // Its stream has ended: the server withdrew it then, and the request fails on this side.
+            ack.complete(false);
+            return ack;
+        }
+        send(requestId, ack, withdrawals,
+                SessionRequest.newBuilder().setWithdraw(WithdrawRequest.newBuilder().setRequestId(requestId)).build());
         return ack;
     }
 
@@ -63,59 +77,114 @@ final class AcquireSession {
         pending.remove(requestId);
     }
 
-    private synchronized boolean send(SessionRequest message) {
-        try {
-            if (out == null) {
-                endpoint.nudge();
-                out = endpoint.async.session(new Replies());
+    /**
+     * Registers {@code future} under {@code id} on the current stream (opening one if needed) and sends
+     * {@code message}; if the stream cannot be opened or the message cannot be sent, the future fails at once.
+     */
+    private synchronized <T> void send(long id, CompletableFuture<T> future, Map<Long, Open<T>> registry,
+            SessionRequest message) {
+        if (closed) {
+            future.completeExceptionally(new LeaseServiceUnavailableException(null, "the acquisition session to lease "
+                    + "server " + endpoint.address + " is closed"));
+            return;
+        }
+        Stream s = current;
+        if (s == null) {
+            endpoint.nudge();
+            s = new Stream();
+            StreamObserver<SessionRequest> out;
+            try {
+                out = endpoint.async.session(s);
+            } catch (RuntimeException e) {
+                future.completeExceptionally(endpoint.failure(Status.fromThrowable(e)));
+                return;
             }
-            out.onNext(message);
-            return true;
+            if (s.ended) {
+                // Closed while being opened (unreachable server): report that, and open a new one next time.
+                future.completeExceptionally(s.failure);
+                return;
+            }
+            s.out = out;
+            current = s;
+        }
+        Open<T> open = new Open<>(future, s);
+        registry.put(id, open);
+        try {
+            s.out.onNext(message);
         } catch (RuntimeException e) {
             LeaseException failure = endpoint.failure(Status.fromThrowable(e));
-            failAll(failure);
-            out = null;
-            return false;
+            registry.remove(id, open);
+            future.completeExceptionally(failure);
+            s.end(failure);
+            try {
+                s.out.onError(e);
+            } catch (RuntimeException ignored) {
+                // Already broken: nothing more to tell the transport.
+            }
         }
     }
 
     synchronized void close() {
-        if (out != null) {
+        closed = true;
+        Stream s = current;
+        current = null;
+        if (s != null) {
             try {
-                out.onCompleted();
+                s.out.onCompleted();
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-3102 closing the session to {0}: {1}", endpoint.address,
                         e.getMessage());
             }
-            out = null;
         }
     }
 
-    private void failAll(LeaseException failure) {
-        for (Map.Entry<Long, CompletableFuture<Lease>> e : pending.entrySet()) {
-            if (pending.remove(e.getKey(), e.getValue())) {
-                e.getValue().completeExceptionally(failure);
-            }
-        }
-        for (Map.Entry<Long, CompletableFuture<Boolean>> e : withdrawals.entrySet()) {
-            if (withdrawals.remove(e.getKey(), e.getValue())) {
-                e.getValue().complete(false);
-            }
-        }
-    }
+    /** One opened {@code Session} call: its replies, and its end. */
+    private final class Stream implements StreamObserver<SessionReply> {
+        /** Set once opened (under the session's lock). */
+        StreamObserver<SessionRequest> out;
+        volatile boolean ended;
+        volatile LeaseException failure;
 
-    private final class Replies implements StreamObserver<SessionReply> {
+        /** Marks this stream ended (no new request goes out on it) and fails every request still open on it. */
+        void end(LeaseException why) {
+            synchronized (AcquireSession.this) {
+                if (ended) {
+                    return;
+                }
+                failure = why;
+                ended = true;
+                if (current == this) {
+                    current = null;
+                }
+            }
+            failOpen(pending, why);
+            for (Map.Entry<Long, Open<Boolean>> e : withdrawals.entrySet()) {
+                if (e.getValue().stream == this && withdrawals.remove(e.getKey(), e.getValue())) {
+                    e.getValue().future.complete(false);
+                }
+            }
+        }
+
+        private void failOpen(Map<Long, Open<Lease>> registry, LeaseException why) {
+            for (Map.Entry<Long, Open<Lease>> e : registry.entrySet()) {
+                if (e.getValue().stream == this && registry.remove(e.getKey(), e.getValue())) {
+                    e.getValue().future.completeExceptionally(why);
+                }
+            }
+        }
+
         @Override
         public void onNext(SessionReply r) {
             long id = r.getRequestId();
             if (r.getResultCase() == SessionReply.ResultCase.WITHDRAWN) {
-                CompletableFuture<Boolean> ack = withdrawals.remove(id);
+                Open<Boolean> ack = withdrawals.remove(id);
                 if (ack != null) {
-                    ack.complete(r.getWithdrawn());
+                    ack.future.complete(r.getWithdrawn());
                 }
                 return;
             }
-            CompletableFuture<Lease> f = pending.remove(id);
+            Open<Lease> open = pending.remove(id);
+            CompletableFuture<Lease> f = open == null ? null : open.future;
             if (r.hasLease()) {
                 Lease lease = ProtoCodec.lease(r.getLease());
                 if (f == null || !f.complete(lease)) {
@@ -128,19 +197,12 @@ final class AcquireSession {
 
         @Override
         public void onError(Throwable t) {
-            LeaseException failure = endpoint.failure(Status.fromThrowable(t));
-            synchronized (AcquireSession.this) {
-                out = null;
-            }
-            failAll(failure);
+            end(endpoint.failure(Status.fromThrowable(t)));
         }
 
         @Override
         public void onCompleted() {
-            synchronized (AcquireSession.this) {
-                out = null;
-            }
-            failAll(new LeaseServiceUnavailableException(null, "lease server " + endpoint.address
+            end(new LeaseServiceUnavailableException(null, "lease server " + endpoint.address
                     + " ended the acquisition session (shutting down?): retry"));
         }
     }

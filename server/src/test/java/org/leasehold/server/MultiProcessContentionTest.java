@@ -1,0 +1,132 @@
+package org.leasehold.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import org.junit.jupiter.api.Test;
+import org.leasehold.lease.NameStatus;
+import org.leasehold.remote.RemoteClientConfig;
+import org.leasehold.remote.RemoteLeaseService;
+
+/**
+ * Several client processes contend through real server processes: three client JVMs, four threads each, a fixed
+ * number of transactions per thread on five names (exclusive and shared, one or two names, tentative then upgrade or
+ * full at once, renewals, holders paused past their deadline), with 1 s leases and 200 ms grace. Each client records
+ * every answer to its own file under {@code target/contention/}; {@link RecordedGrantChecker}, which reads only those
+ * files, proves invariants 1 and 2 and the floor hand-off. Once through one server, once through two sharded ones.
+ */
+class MultiProcessContentionTest {
+    private static final String[] SERVER = {"--max-lease=1s", "--grace=200ms", "--quiet-period=0s"};
+    private static final int CLIENTS = 3;
+    private static final int THREADS = 4;
+    private static final int TRANSACTIONS = 25;
+    private static final Path OUT = Path.of("target", "contention");
+
+    @Test
+    void threeClientProcessesThroughOneServer() throws Exception {
+        try (ServerProcess server = ServerProcess.start("contention-one", SERVER)) {
+            run("one-server", List.of(server));
+        }
+    }
+
+    @Test
+    void threeClientProcessesThroughTwoShardedServers() throws Exception {
+        try (ServerProcess a = ServerProcess.start("contention-shard-a", SERVER);
+                ServerProcess b = ServerProcess.start("contention-shard-b", SERVER)) {
+            run("two-servers", List.of(a, b));
+        }
+    }
+
+    private static void run(String label, List<ServerProcess> servers) throws Exception {
+        Path dir = OUT.resolve(label);
+        clean(dir);
+        Files.createDirectories(dir);
+        String addresses = String.join(",", servers.stream().map(ServerProcess::address).toList());
+        long seed = Long.getLong("leasehold.seed", System.nanoTime());
+        List<Process> clients = new ArrayList<>();
+        List<Path> records = new ArrayList<>();
+        List<Path> logs = new ArrayList<>();
+        try {
+            for (int c = 0; c < CLIENTS; c++) {
+                Path record = dir.resolve("client-" + c + ".jsonl");
+                Path log = dir.resolve("client-" + c + ".log");
+                List<String> cmd = new ArrayList<>(ServerProcess.javaCommand(List.of()));
+                cmd.addAll(List.of(ContentionClientMain.class.getName(), "--servers=" + addresses, "--client=client-" + c,
+                        "--out=" + record, "--threads=" + THREADS, "--transactions=" + TRANSACTIONS,
+                        "--seed=" + (seed + c)));
+                clients.add(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start());
+                records.add(record);
+                logs.add(log);
+            }
+            for (int c = 0; c < CLIENTS; c++) {
+                // A safety bound only: the work is counted, and a loaded machine just takes longer.
+                assertTrue(clients.get(c).waitFor(10, TimeUnit.MINUTES), "client " + c + " did not finish; see " + logs.get(c));
+                assertEquals(0, clients.get(c).exitValue(), "client " + c + " failed:\n" + ServerProcess.tail(logs.get(c)));
+            }
+        } finally {
+            for (Process p : clients) {
+                p.destroyForcibly();
+            }
+        }
+
+        RecordedGrantChecker checker = new RecordedGrantChecker();
+        for (Path r : records) {
+            checker.read(r);
+        }
+        List<String> violations = checker.check();
+        Map<String, Integer> totals = new TreeMap<>();
+        for (JsonNode s : checker.summaries()) {
+            s.fields().forEachRemaining(f -> {
+                if (f.getValue().isInt()) {
+                    totals.merge(f.getKey(), f.getValue().asInt(), Integer::sum);
+                }
+            });
+        }
+        String summary = label + " seed " + seed + ": " + checker.grantCount() + " grants of names checked; " + totals;
+        System.out.println("multi-process contention, " + summary);
+        assertEquals(List.of(), violations.subList(0, Math.min(10, violations.size())), summary);
+        assertEquals(List.of(), checker.errors(), summary);
+        assertEquals(CLIENTS, checker.summaries().size(), "every client wrote its summary: " + summary);
+        assertEquals(CLIENTS * THREADS * TRANSACTIONS, totals.get("transactions"), summary);
+        assertEquals(totals.get("transactions"), totals.get("committed") + totals.get("gaveUp"), summary);
+        assertTrue(totals.get("gaveUp") * 10 <= totals.get("transactions"), "wound-wait lets transactions through: " + summary);
+        for (String exercised : List.of("shared", "exclusive", "twoNames", "upgraded", "broken", "waited", "renewed",
+                "paused", "releases", "expired")) {
+            assertTrue(totals.get(exercised) > 0, "the run exercised " + exercised + ": " + summary);
+        }
+        for (ServerProcess s : servers) {
+            try (RemoteLeaseService one = new RemoteLeaseService(RemoteClientConfig.builder(s.address()).build())) {
+                List<NameStatus> names = one.inspect("contended/", 100);
+                assertTrue(names.stream().anyMatch(n -> n.generation() > 0), "server " + s.address() + " granted some of "
+                        + "the names: " + names);
+                for (NameStatus n : names) {
+                    assertTrue(n.waiters().isEmpty(), "no request left queued: " + n);
+                }
+            }
+        }
+    }
+
+    private static void clean(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> files = Files.walk(dir)) {
+            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+}

@@ -207,14 +207,22 @@ final class Endpoint implements AutoCloseable {
     /** The exception for a call that failed at the transport or protocol level. */
     LeaseException failure(Status status) {
         String what = "lease server " + address;
+        LeaseException tls = tlsFailure(status, what);
+        if (tls != null) {
+            nudge();
+            info = null;
+            return tls;
+        }
         switch (status.getCode()) {
             case UNAVAILABLE, DEADLINE_EXCEEDED -> {
                 nudge();
                 info = null;
                 return new LeaseServiceUnavailableException(null, what + " is unreachable or did not answer in time ("
                         + status.getCode() + ": " + status.getDescription() + "); nothing was changed by this call "
-                        + "unless it reached the server: retry, and check that the server runs and the network reaches it",
-                        status.asRuntimeException());
+                        + "unless it reached the server: retry, and check that the server runs and the network reaches it"
+                        + (config.trustCertificates() == null && String.valueOf(status.getDescription()).contains(
+                                "Network closed") ? " (a server that expects TLS closes plain-text connections like this: "
+                                + "then set tlsTrustFile)" : ""), status.asRuntimeException());
             }
             case UNAUTHENTICATED -> {
                 return new LeasePermissionDeniedException(null, null, null, what + " did not authenticate this client: "
@@ -233,6 +241,46 @@ final class Endpoint implements AutoCloseable {
                         status.asRuntimeException());
             }
         }
+    }
+
+    /**
+     * A failed TLS handshake, told as what it most likely means: the server refused this client's certificate (or
+     * its lack of one), or this client does not trust the server's certificate; null if {@code status} is not about
+     * TLS.
+     */
+    private LeaseException tlsFailure(Status status, String what) {
+        SSLException ssl = null;
+        Throwable root = null;
+        for (Throwable t = status.getCause(); t != null && t != root; t = t.getCause()) {
+            if (t instanceof SSLException s && ssl == null) {
+                ssl = s;
+            }
+            root = t;
+        }
+        if (ssl == null) {
+            return null;
+        }
+        String detail = root.getMessage() != null ? root.getMessage() : root.toString();
+        String clientCert = config.clientCertificate() == null ? "this client sent none: set tlsCertFile and tlsKeyFile to "
+                + "a certificate signed by the server's client CA (--tls-client-ca)" : "this client sent "
+                + config.clientCertificate() + ", which the server does not accept: use one signed by the server's client "
+                + "CA (--tls-client-ca)";
+        if (detail.contains("Received fatal alert") || detail.contains("_ALERT_")) {
+            // An alert from the server (as the JDK and as BoringSSL word it): it did not accept this client's
+            // certificate, or its absence.
+            return new LeasePermissionDeniedException(null, null, null, what + " refused the TLS handshake (" + detail
+                    + "): it requires a client certificate (mutual TLS), and " + clientCert);
+        }
+        if (config.trustCertificates() == null) {
+            return new LeaseServiceUnavailableException(null, "the TLS handshake with " + what + " failed (" + detail
+                    + "), yet this client is set up for plain text: set tlsTrustFile to the CA of the server's "
+                    + "certificate", status.asRuntimeException());
+        }
+        return new LeaseServiceUnavailableException(null, "the TLS handshake with " + what + " failed (" + detail
+                + "): check that tlsTrustFile (" + config.trustCertificates() + ") holds the CA that signed the server's "
+                + "certificate and that the certificate names " + (config.authority() != null ? "'" + config.authority()
+                + "' (tlsAuthority)" : "the host of " + address + " (or set tlsAuthority to a name it carries)")
+                + "; if the server requires client certificates (mutual TLS), " + clientCert, status.asRuntimeException());
     }
 
     /** The acquisition stream to this server (opened on first use). */

@@ -22,6 +22,8 @@ import java.util.regex.Pattern;
 final class ServerProcess implements AutoCloseable {
     private static final Pattern READY = Pattern.compile("LEASEHOLD-2000 ready grpc=(\\S+) http=(-?\\d+)");
     static final Path LOGS = Path.of("target", "server-logs");
+    /** How long a start may take: JVM start-up on a machine shared with other builds can be slow. */
+    private static final int READY_SECONDS = 120;
 
     private final Process process;
     private final String address;
@@ -80,14 +82,14 @@ final class ServerProcess implements AutoCloseable {
         reader.setDaemon(true);
         reader.start();
         try {
-            Matcher m = ready.get(30, TimeUnit.SECONDS);
+            Matcher m = ready.get(READY_SECONDS, TimeUnit.SECONDS);
             return new ServerProcess(p, m.group(1), Integer.parseInt(m.group(2)), log);
         } catch (java.util.concurrent.ExecutionException e) {
             p.destroyForcibly();
             throw new IOException(e.getCause().getMessage() + "\n" + tail(log), e.getCause());
         } catch (TimeoutException e) {
             p.destroyForcibly();
-            throw new TimeoutException("the server did not get ready in 30 s; see " + log + "\n" + tail(log));
+            throw new TimeoutException("the server did not get ready in " + READY_SECONDS + " s; see " + log + "\n" + tail(log));
         }
     }
 

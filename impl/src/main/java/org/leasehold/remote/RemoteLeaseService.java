@@ -27,6 +27,7 @@ import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.InvalidLeaseRequestException.Reason;
 import org.leasehold.lease.KeptLease;
 import org.leasehold.lease.Lease;
+import org.leasehold.lease.LeaseBusyException;
 import org.leasehold.lease.LeaseException;
 import org.leasehold.lease.LeaseGrant;
 import org.leasehold.lease.LeaseNames;
@@ -198,7 +199,10 @@ public final class RemoteLeaseService implements LeaseService {
         }
         if (local.nowMicros() >= end) {
             migrating = false;
-            migrationParts.clear();
+            // Leases taken on both sets before the end keep their parts until they end (renew, upgrade and release
+            // still go to both); only those already over are forgotten now.
+            long now = local.nowMicros();
+            migrationParts.values().removeIf(p -> p.expiresLocal < now);
             LOG.log(System.Logger.Level.INFO, "LEASEHOLD-3003 migration over: every lease of the old servers {0} has "
                     + "ended; using only {1}", previousAddresses, currentAddresses);
             return false;
@@ -556,6 +560,15 @@ public final class RemoteLeaseService implements LeaseService {
             }
             if (i == steps.size()) {
                 Lease combined = combine();
+                if (!combined.deadline().isAfter(combined.grantedAt())) {
+                    // An earlier part ran out while a later one waited: the parts never were all held at once.
+                    rollback();
+                    outer.completeExceptionally(new LeaseBusyException(null, null, "the parts of the request on "
+                            + "different servers could not be held at once: one ended at " + combined.deadline()
+                            + " before the last was granted at " + combined.grantedAt() + "; ask again (with a longer "
+                            + "lease time or a shorter wait)"));
+                    return;
+                }
                 if (dual) {
                     long remaining = Micros.of(Duration.between(combined.grantedAt(), combined.deadline()));
                     migrationParts.put(LeaseKey.of(combined), new Parts(List.copyOf(held),
@@ -706,7 +719,10 @@ public final class RemoteLeaseService implements LeaseService {
         LeaseKey key = LeaseKey.of(original);
         Parts stored = migrationParts.get(key);
         if (stored != null) {
-            migrationParts.put(key, new Parts(List.copyOf(after), stored.expiresLocal));
+            // A renewal moves the deadline: keep the parts at least as long past it as when they were taken.
+            long remaining = Math.max(0, Micros.of(Duration.between(merged.grantedAt(), merged.deadline())));
+            migrationParts.put(key, new Parts(List.copyOf(after), Math.max(stored.expiresLocal,
+                    local.nowMicros() + remaining + 60_000_000L)));
         }
         return merged;
     }
@@ -731,7 +747,8 @@ public final class RemoteLeaseService implements LeaseService {
                     throw ProtoCodec.exception(r.getError(), p.endpoint.address);
                 }
                 Instant at = ProtoCodec.instant(r.getEndedAtMicros());
-                ended = ended == null || at.isAfter(ended) ? at : ended;
+                // The lease as a whole ended when its first part did (the others follow within this call).
+                ended = ended == null || at.isBefore(ended) ? at : ended;
             } catch (LeaseException e) {
                 if (first == null) {
                     first = e;

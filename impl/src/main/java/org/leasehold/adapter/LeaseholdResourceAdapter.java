@@ -125,8 +125,9 @@ public final class LeaseholdResourceAdapter implements ResourceAdapter {
     /** The runtime for {@code config}, started if this is its first use. */
     synchronized LeaseholdRuntime runtime(AdapterConfig config) throws ResourceException {
         if (context == null) {
-            throw new ResourceAdapterInternalException("the Leasehold resource adapter is not started (or was stopped): "
-                    + "deploy it before applications that use it");
+            throw new ResourceAdapterInternalException("the Leasehold resource adapter is not started (not yet, or it was "
+                    + "stopped): deploy it before applications that use it (transaction recovery that asks while the "
+                    + "server is still starting retries on its next pass)");
         }
         LeaseholdRuntime r = runtimes.get(config.runtimeKey());
         if (r == null) {

@@ -25,9 +25,7 @@ final class Deployments {
      * classes (Payara gives them to every application and ignores the header).
      */
     static WebArchive war(String name) {
-        return ShrinkWrap.create(WebArchive.class, name)
-                .addClasses(ParentWatchdog.class, Stored.class, LogChecker.class, JournalReader.class, Lookups.class)
-                .addAsWebInfResource(EmptyAsset.INSTANCE, "beans.xml")
+        return plainWar(name)
                 .setManifest(new StringAsset(ADAPTER_DEPENDENCY))
                 .addAsWebInfResource(new StringAsset(jbossWeb("eis/leasehold/tx", "eis/leasehold/cdi",
                         "jdbc/leasehold-it")), "jboss-web.xml");
@@ -50,6 +48,13 @@ final class Deployments {
     private static String resourceRef(String name, String type) {
         return "  <resource-ref>\n    <res-ref-name>" + name + "</res-ref-name>\n    <res-type>" + type
                 + "</res-type>\n    <jndi-name>java:/" + name + "</jndi-name>\n  </resource-ref>\n";
+    }
+
+    /** A war with the watchdog, the independent checkers and CDI enabled, and nothing about where the adapter is. */
+    static WebArchive plainWar(String name) {
+        return ShrinkWrap.create(WebArchive.class, name)
+                .addClasses(ParentWatchdog.class, Stored.class, LogChecker.class, JournalReader.class, Lookups.class)
+                .addAsWebInfResource(EmptyAsset.INSTANCE, "beans.xml");
     }
 
     /** The manifest of an application that uses the adapter deployed on its own on WildFly. */

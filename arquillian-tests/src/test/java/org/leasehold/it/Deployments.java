@@ -12,8 +12,9 @@ import org.leasehold.it.check.Stored;
 import org.leasehold.store.check.LogChecker;
 
 /**
- * The test applications. None bundles the Leasehold api: the deployed resource adapter provides it to every
- * application, and a second copy would only risk two classes of one name.
+ * The test applications, the same for Payara Micro and WildFly. None bundles the Leasehold api: the deployed resource
+ * adapter (or, in an EAR, the adapter beside the war) provides it, and a second copy would only risk two classes of
+ * one name.
  */
 final class Deployments {
     private Deployments() {

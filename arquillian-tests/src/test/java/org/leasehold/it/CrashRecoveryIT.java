@@ -11,6 +11,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -21,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 
 import org.jboss.shrinkwrap.api.ShrinkWrap;
 import org.jboss.shrinkwrap.api.asset.EmptyAsset;
+import org.jboss.shrinkwrap.api.asset.StringAsset;
 import org.jboss.shrinkwrap.api.exporter.ZipExporter;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.BeforeAll;
@@ -34,9 +36,11 @@ import org.leasehold.it.crash.CrashServlet;
 import org.leasehold.store.check.LogChecker;
 
 /**
- * Invariant 7 on a real server: Payara Micro crashes while transactions over the database, the adapter and a test
- * resource are between prepare and commit; it restarts on the same domain ({@code --rootdir}, pools created with
- * asadmin, automatic recovery on), and every transaction must end committed (its message stored exactly once) or
+ * Invariant 7 on a real server: the server crashes while transactions over the database, the adapter and a test
+ * resource are between prepare and commit; it restarts on the same configuration and transaction log (Payara Micro:
+ * the same {@code --rootdir}, pools created with asadmin, automatic recovery on; WildFly: the same server directory,
+ * the connection definition and the datasource in the server configuration with recovery credentials, periodic
+ * recovery every 5 s), and every transaction must end committed (its message stored exactly once) or
  * rolled back (absent; when the transaction manager had decided to commit, a heuristic rollback reported in the
  * server log and the journal), never half, never twice. Judged from the stored data with the independent
  * {@link LogChecker} and {@link JournalReader}.
@@ -74,6 +78,9 @@ class CrashRecoveryIT {
         ShrinkWrap.create(WebArchive.class, "crash.war")
                 .addClasses(CrashEjb.class, CrashGate.class, CrashServlet.class, ParentWatchdog.class)
                 .addAsWebInfResource(EmptyAsset.INSTANCE, "beans.xml")
+                .addAsWebInfResource(new StringAsset(Deployments.jbossWeb("eis/leasehold/crash", "jdbc/leasehold-crash")),
+                        "jboss-web.xml")
+                .setManifest(new StringAsset(Deployments.ADAPTER_DEPENDENCY))
                 .as(ZipExporter.class).exportTo(war.toFile(), true);
     }
 
@@ -85,8 +92,17 @@ class CrashRecoveryIT {
         return v;
     }
 
-    private MicroProcess boot() throws Exception {
+    private ServerProcess boot() throws Exception {
         boots++;
+        Path log = dir.resolve("server-" + boots + ".log");
+        ServerProcess m = Deployments.onWildFly() ? bootWildFly(log) : bootMicro(log);
+        report.add(String.format("boot %d: ready in %d ms (server), %d ms from launch", boots, m.readyMillis(),
+                m.wallMillis()));
+        return m;
+    }
+
+    /** Payara Micro on a persistent domain ({@code --rootdir}); the pools come from the asadmin command files. */
+    private ServerProcess bootMicro(Path log) throws Exception {
         List<String> jvm = new ArrayList<>(Arrays.asList(property("leasehold.it.micro.jvm").trim().split("\\s+")));
         jvm.add("-Dleasehold.crash.markers=" + markers);
         List<String> options = List.of("--rootdir", dir.resolve("domain").toString(),
@@ -94,21 +110,32 @@ class CrashRecoveryIT {
                 "--prebootcommandfile", micro.resolve("crash-preboot.asadmin").toString(),
                 "--postbootcommandfile", micro.resolve("crash-postboot.asadmin").toString(),
                 "--deploy", war.toString());
-        MicroProcess m = MicroProcess.start(micro.resolve("payara-micro.jar"), dir, dir.resolve("micro-" + boots + ".log"),
-                jvm, options, startup);
-        report.add(String.format("boot %d: ready in %d ms (Micro), %d ms from launch", boots, m.readyMillis(),
-                m.wallMillis()));
-        return m;
+        return MicroProcess.start(micro.resolve("payara-micro.jar"), dir, log, jvm, options, startup);
     }
 
-    private String get(MicroProcess m, String path) throws Exception {
+    /**
+     * WildFly on a persistent server directory that the build configured with the adapter, its connection definition
+     * and the database (so periodic recovery reaches them); the test application is in its deployments directory.
+     * Periodic recovery runs every 5 s instead of every 2 minutes.
+     */
+    private ServerProcess bootWildFly(Path log) throws Exception {
+        Path base = dir.resolve("wildfly");
+        Files.copy(war, base.resolve("deployments").resolve("crash.war"), StandardCopyOption.REPLACE_EXISTING);
+        List<String> jvm = new ArrayList<>(Arrays.asList(property("leasehold.it.wildfly.jvm").trim().split("\\s+")));
+        jvm.add("-Dleasehold.crash.markers=" + markers);
+        jvm.add("-DRecoveryEnvironmentBean.periodicRecoveryPeriod=5");
+        jvm.add("-DRecoveryEnvironmentBean.recoveryBackoffPeriod=1");
+        return WildFlyProcess.start(Path.of(property("leasehold.it.wildfly.home")), base, log, jvm, startup);
+    }
+
+    private String get(ServerProcess m, String path) throws Exception {
         HttpRequest r = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + m.port() + "/crash/" + path))
                 .timeout(Duration.ofSeconds(120)).build();
         return http.send(r, HttpResponse.BodyHandlers.ofString()).body();
     }
 
     /** Starts transactions that stop at the gate; the server dies with them, so their responses never come. */
-    private List<CompletableFuture<HttpResponse<String>>> startGated(MicroProcess m, List<String> texts,
+    private List<CompletableFuture<HttpResponse<String>>> startGated(ServerProcess m, List<String> texts,
             CrashGate.Phase phase, List<Boolean> gateFirst, boolean halt) {
         List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
         for (int i = 0; i < texts.size(); i++) {
@@ -121,7 +148,7 @@ class CrashRecoveryIT {
     }
 
     /** Waits for the server to halt; fails at once if a gated transaction answered (it never reached the gate). */
-    private static int awaitHalt(MicroProcess m, List<CompletableFuture<HttpResponse<String>>> answers)
+    private static int awaitHalt(ServerProcess m, List<CompletableFuture<HttpResponse<String>>> answers)
             throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
         while (m.isAlive() && System.nanoTime() < deadline) {
@@ -200,7 +227,7 @@ class CrashRecoveryIT {
     }
 
     /** Checks that each transaction ended committed once or rolled back (reported if heuristic); never half. */
-    private void verifyOutcomes(String round, MicroProcess m, List<String> texts) throws Exception {
+    private void verifyOutcomes(String round, ServerProcess m, List<String> texts) throws Exception {
         JournalReader.Journal j = journal();
         LogChecker.Result r = stored();
         for (String t : texts) {
@@ -236,7 +263,7 @@ class CrashRecoveryIT {
      * Commits one transaction, retrying while the restarted lease service waits out the previous run's leases (it
      * grants nothing until they are over).
      */
-    private String commit(MicroProcess m, String text) throws Exception {
+    private String commit(ServerProcess m, String text) throws Exception {
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         String answer = get(m, "tx?text=" + text);
         while (answer.contains("LeaseServiceUnavailableException") && System.nanoTime() < deadline) {
@@ -249,7 +276,7 @@ class CrashRecoveryIT {
         return answer;
     }
 
-    private void awaitMarkers(List<String> texts, MicroProcess m) throws InterruptedException {
+    private void awaitMarkers(List<String> texts, ServerProcess m) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
         while (!texts.stream().allMatch(t -> Files.exists(markers.resolve(t)))) {
             if (System.nanoTime() > deadline) {
@@ -267,7 +294,7 @@ class CrashRecoveryIT {
             // Boot 1: a transaction commits, then four stop in the commit phase and the server halts.
             List<String> a = List.of(run + "-a0", run + "-a1", run + "-a2", run + "-a3");
             Map<String, JournalReader.Branch> crashA;
-            try (MicroProcess m = boot()) {
+            try (ServerProcess m = boot()) {
                 commit(m, run + "-warm");
                 int code = awaitHalt(m, startGated(m, a, CrashGate.Phase.COMMIT, List.of(true, false, true, false), true));
                 assertEquals(77, code, "the server should have halted in the gate");
@@ -276,7 +303,7 @@ class CrashRecoveryIT {
             // Boot 2: recovery; then two stop in the prepare phase (after the adapter prepared) and it halts.
             List<String> b = List.of(run + "-b0", run + "-b1");
             Map<String, JournalReader.Branch> crashB;
-            try (MicroProcess m = boot()) {
+            try (ServerProcess m = boot()) {
                 awaitResolved(crashA);
                 verifyOutcomes("halt in commit", m, a);
                 commit(m, run + "-warm2");
@@ -287,7 +314,7 @@ class CrashRecoveryIT {
             // Boot 3: recovery; then two stop in the commit phase and the test kills the server (kill -9).
             List<String> c = List.of(run + "-c0", run + "-c1");
             Map<String, JournalReader.Branch> crashC;
-            try (MicroProcess m = boot()) {
+            try (ServerProcess m = boot()) {
                 awaitResolved(crashB);
                 verifyOutcomes("halt in prepare", m, b);
                 commit(m, run + "-warm3");
@@ -297,7 +324,7 @@ class CrashRecoveryIT {
                 crashC = atCrash("kill -9 in commit", c);
             }
             // Boot 4: recovery; the server works as before.
-            try (MicroProcess m = boot()) {
+            try (ServerProcess m = boot()) {
                 awaitResolved(crashC);
                 verifyOutcomes("kill -9 in commit", m, c);
                 commit(m, run + "-after");

@@ -29,8 +29,8 @@ import org.leasehold.lease.LeaseKind;
 import org.leasehold.store.check.LogChecker;
 
 /**
- * The CDI integration on Payara Micro: {@code @Leased} on an EJB and on a {@code @Transactional} CDI bean, with an
- * injected {@code LeaseLog}. The application bundles only the leasehold-cdi jar; it finds the connection factory
+ * The CDI integration on Payara Micro and on WildFly: {@code @Leased} on an EJB and on a {@code @Transactional} CDI
+ * bean, with an injected {@code LeaseLog}. The application bundles only the leasehold-cdi jar; it finds the connection factory
  * through the MicroProfile Config property {@code leasehold.connection-factory}.
  */
 @ExtendWith(ArquillianExtension.class)

@@ -45,8 +45,8 @@ import org.leasehold.lease.LeaseLostException;
 import org.leasehold.store.check.LogChecker;
 
 /**
- * Transactions through the adapter's connection factory on Payara Micro: commit, rollback, contention, two-phase
- * commit with an XA database, and a lease lost mid-transaction. Every outcome is read back twice: through the
+ * Transactions through the adapter's connection factory on Payara Micro and on WildFly: commit, rollback,
+ * contention, two-phase commit with an XA database, and a lease lost mid-transaction. Every outcome is read back twice: through the
  * adapter ({@code LeaseConnection.read}) and from the files, with the independent {@link LogChecker} (and the
  * journal with {@link JournalReader}).
  */

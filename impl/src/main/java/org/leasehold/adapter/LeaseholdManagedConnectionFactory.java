@@ -75,9 +75,20 @@ public final class LeaseholdManagedConnectionFactory
         return adapter;
     }
 
+    /**
+     * Checks the properties and starts this definition's runtime. Payara creates connection factories on a started
+     * adapter, so a runtime that cannot start (a log owned by another server) fails the definition at once. WildFly
+     * (IronJacamar) creates the connection factories of the adapter's own definitions before it starts the adapter:
+     * then the adapter starts the runtime when it starts, and a failure is logged there and reported by the first
+     * connection.
+     */
     @Override
     public Object createConnectionFactory(ConnectionManager manager) throws ResourceException {
-        runtime();
+        AdapterConfig c = config();
+        if (adapter == null) {
+            runtime(); // throws: not associated with the resource adapter
+        }
+        adapter.runtimeOrPending(c);
         return new LeaseConnectionFactoryImpl(this, manager);
     }
 

@@ -1,6 +1,7 @@
 package org.leasehold.adapter;
 
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -39,6 +40,8 @@ public final class LeaseholdResourceAdapter implements ResourceAdapter {
     private static final System.Logger LOG = System.getLogger(LeaseholdResourceAdapter.class.getName());
 
     private final Map<String, LeaseholdRuntime> runtimes = new HashMap<>();
+    /** Configurations whose connection factories were created before the adapter started (WildFly's order). */
+    private final Map<String, AdapterConfig> pending = new LinkedHashMap<>();
     private BootstrapContext context;
     private TimeSource time;
     private SystemTimeSource ownTime;
@@ -74,6 +77,29 @@ public final class LeaseholdResourceAdapter implements ResourceAdapter {
             }
         };
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4006 Leasehold resource adapter started");
+        for (AdapterConfig c : pending.values()) {
+            try {
+                runtime(c);
+            } catch (ResourceException e) {
+                // One bad definition must not stop the adapter's other definitions: its first connection retries and
+                // reports the same error to the application.
+                LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4403 the runtime of log {0} at {1} did not start: {2}",
+                        c.log(), c.bagStoreRoot(), e.getMessage());
+            }
+        }
+        pending.clear();
+    }
+
+    /**
+     * Starts the runtime for {@code config} if the adapter is started; otherwise remembers it for {@link #start}
+     * (WildFly creates the connection factories of the adapter's own definitions before it starts the adapter).
+     */
+    synchronized void runtimeOrPending(AdapterConfig config) throws ResourceException {
+        if (context == null) {
+            pending.putIfAbsent(config.runtimeKey(), config);
+        } else {
+            runtime(config);
+        }
     }
 
     @Override
@@ -86,6 +112,7 @@ public final class LeaseholdResourceAdapter implements ResourceAdapter {
             }
         }
         runtimes.clear();
+        pending.clear();
         if (ownTime != null) {
             ownTime.close();
             ownTime = null;
@@ -98,8 +125,9 @@ public final class LeaseholdResourceAdapter implements ResourceAdapter {
     /** The runtime for {@code config}, started if this is its first use. */
     synchronized LeaseholdRuntime runtime(AdapterConfig config) throws ResourceException {
         if (context == null) {
-            throw new ResourceAdapterInternalException("the Leasehold resource adapter is not started (or was stopped): "
-                    + "deploy it before applications that use it");
+            throw new ResourceAdapterInternalException("the Leasehold resource adapter is not started (not yet, or it was "
+                    + "stopped): deploy it before applications that use it (transaction recovery that asks while the "
+                    + "server is still starting retries on its next pass)");
         }
         LeaseholdRuntime r = runtimes.get(config.runtimeKey());
         if (r == null) {

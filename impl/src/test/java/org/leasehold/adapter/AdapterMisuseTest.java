@@ -16,6 +16,7 @@ import jakarta.resource.ResourceException;
 import jakarta.resource.spi.InvalidPropertyException;
 
 import org.junit.jupiter.api.Test;
+import org.leasehold.LeaseholdException;
 import org.leasehold.connector.ConnectionClosedException;
 import org.leasehold.connector.LeaseConnection;
 import org.leasehold.connector.LeaseOptions;
@@ -167,6 +168,59 @@ class AdapterMisuseTest {
             return assertThrows(ResourceException.class, () -> mcf.createConnectionFactory(null)).getMessage();
         } finally {
             ra.stop();
+        }
+    }
+
+    /** WildFly's order: the connection factory is created first, then the adapter is started. */
+    private static LeaseholdResourceAdapter factoryThenStart(Path root, ManualTimeSource time, String writer,
+            TestBootstrapContext ctx, List<LeaseConnectionFactoryImpl> created) throws Exception {
+        LeaseholdResourceAdapter ra = new LeaseholdResourceAdapter();
+        ra.useTimeSource(time);
+        LeaseholdManagedConnectionFactory mcf = new LeaseholdManagedConnectionFactory();
+        mcf.setBagStoreRoot(root.toString());
+        mcf.setLog("ledger");
+        mcf.setWriterId(writer);
+        mcf.setResourceAdapter(ra);
+        created.add((LeaseConnectionFactoryImpl) mcf.createConnectionFactory(new TestConnectionManager(
+                com.arjuna.ats.jta.TransactionManager.transactionManager())));
+        ra.start(ctx);
+        return ra;
+    }
+
+    @Test
+    void aFactoryCreatedBeforeTheAdapterStartsGetsItsRuntimeWhenTheAdapterStarts() throws Exception {
+        Path root = AdapterFixture.freshRoot("order");
+        ManualTimeSource time = new ManualTimeSource(AdapterFixture.START);
+        List<LeaseConnectionFactoryImpl> created = new ArrayList<>();
+        try (TestBootstrapContext ctx = new TestBootstrapContext(null)) {
+            LeaseholdResourceAdapter first = factoryThenStart(root, time, "server-a", ctx, created);
+            try {
+                // No connection yet: the adapter's start alone must have started the runtime that owns the log.
+                String refused = secondServer(root, time);
+                assertTrue(refused.contains("served by the embedded lease service of writer 'server-a'"), refused);
+                created.get(0).getConnection().close();
+            } finally {
+                first.stop();
+            }
+        }
+    }
+
+    @Test
+    void aRuntimeThatCannotStartWithTheAdapterIsReportedByTheFirstConnection() throws Exception {
+        Path root = AdapterFixture.freshRoot("order-refused");
+        ManualTimeSource time = new ManualTimeSource(AdapterFixture.START);
+        try (AdapterFixture owner = new AdapterFixture(root, time, m -> m.setWriterId("server-a"))) {
+            owner.connection().close();
+            List<LeaseConnectionFactoryImpl> created = new ArrayList<>();
+            try (TestBootstrapContext ctx = new TestBootstrapContext(null)) {
+                LeaseholdResourceAdapter second = factoryThenStart(root, time, "server-b", ctx, created);
+                try {
+                    LeaseholdException e = assertThrows(LeaseholdException.class, () -> created.get(0).getConnection());
+                    assertTrue(e.getMessage().contains("serves one server only"), e.getMessage());
+                } finally {
+                    second.stop();
+                }
+            }
         }
     }
 

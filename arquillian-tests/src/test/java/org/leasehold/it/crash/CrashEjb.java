@@ -9,6 +9,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 
 import javax.naming.InitialContext;
+import javax.naming.NameNotFoundException;
+import javax.naming.NamingException;
 import javax.sql.DataSource;
 
 import jakarta.annotation.Resource;
@@ -58,8 +60,23 @@ public class CrashEjb {
         }
     }
 
+    /** Where the servers bind their transaction manager (not a standard name): Payara's, then WildFly's. */
+    private static final String[] TRANSACTION_MANAGERS = {"java:appserver/TransactionManager",
+        "java:jboss/TransactionManager"};
+
+    private static TransactionManager transactionManager() throws NamingException {
+        for (String name : TRANSACTION_MANAGERS) {
+            try {
+                return InitialContext.doLookup(name);
+            } catch (NameNotFoundException e) {
+                // Not this server.
+            }
+        }
+        throw new NameNotFoundException("no transaction manager under " + String.join(" or ", TRANSACTION_MANAGERS));
+    }
+
     private static void enlist(CrashGate g) throws Exception {
-        TransactionManager tm = InitialContext.doLookup("java:appserver/TransactionManager");
+        TransactionManager tm = transactionManager();
         if (!tm.getTransaction().enlistResource(g)) {
             throw new IllegalStateException("the transaction manager refused the crash gate");
         }

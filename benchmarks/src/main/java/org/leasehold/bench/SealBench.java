@@ -35,11 +35,12 @@ public final class SealBench {
     }
 
     public static void main(String[] argv) throws Exception {
-        Map<String, String> a = BenchSupport.args(argv, Map.of("dir", "target/bench-data", "files", "1,8,64",
+        Map<String, String> a = BenchSupport.args(argv, Map.of("dir", BenchSupport.defaultDir(), "files", "1,8,64",
                 "buckets", "200"));
         Path dir = BenchSupport.dir(a.get("dir")).resolve("seal-" + System.nanoTime());
         Files.createDirectories(dir);
-        int buckets = Integer.parseInt(a.get("buckets"));
+        int buckets = BenchSupport.positive("--buckets", a.get("buckets"));
+        System.out.println("seal: files under " + dir + ", " + BenchSupport.load());
         List<String> rows = new ArrayList<>();
         for (int files : BenchSupport.ints(a.get("files"))) {
             Path root = dir.resolve("files-" + files);
@@ -95,6 +96,7 @@ public final class SealBench {
                 + "| ops | baseline durable small write p50 | p99 | seal p50 / baseline p50 |");
         System.out.println("|---:|---:|---:|---|---:|---:|---:|---:|---:|");
         rows.forEach(System.out::println);
+        System.out.println(BenchSupport.load());
     }
 
     private static String perOp(StoreStats a, StoreStats b, int buckets) {

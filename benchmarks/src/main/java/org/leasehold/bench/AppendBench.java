@@ -55,6 +55,8 @@ public final class AppendBench {
         long frames;
         long forces;
         double seconds;
+        /** CPU time of this whole process (every thread) during the side's rounds. */
+        long cpuNanos;
         final List<Double> ratios = new ArrayList<>();
     }
 
@@ -111,8 +113,9 @@ public final class AppendBench {
         System.out.println("| writers | payload | store | baseline (same batches) | store / baseline (all rounds) "
                 + "| per round: median (min-max) "
                 + "| frames per batch | bytes per batch | commit p50 | commit p99 | baseline write+force p50 | p99 "
-                + "| baseline force p50 | p99 | commit p99 / baseline force p99 |");
-        System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+                + "| baseline force p50 | p99 | commit p99 / baseline force p99 | store CPU (cores) | baseline CPU (cores) "
+                + "| store CPU µs per batch | baseline CPU µs per batch |");
+        System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         rows.forEach(System.out::println);
         System.out.println(BenchSupport.load());
     }
@@ -171,11 +174,13 @@ public final class AppendBench {
                 recorder.reset();
                 appends.reset();
                 StoreStats before = s.stats();
+                long cpu0 = BenchSupport.processCpuNanos();
                 long t0 = System.nanoTime();
                 gate.set(MEASURE);
                 Thread.sleep(seconds * 1000L);
                 gate.pauseAndDrain(writers);
                 double secs = (System.nanoTime() - t0) / 1e9;
+                store.cpuNanos += BenchSupport.processCpuNanos() - cpu0;
                 StoreStats after = s.stats();
                 Histogram h = recorder.getIntervalHistogram();
                 long batches = after.batches() - before.batches();
@@ -211,14 +216,17 @@ public final class AppendBench {
         double p99 = store.latency.getValueAtPercentile(99);
         double fp99 = base.force.getValueAtPercentile(99);
         return String.format(Locale.ROOT,
-                "| %d | %d B | %s | %s | %s | %s (%s-%s) | %.1f | %.0f | %s | %s | %s | %s | %s | %s | %.2f |",
+                "| %d | %d B | %s | %s | %s | %s (%s-%s) | %.1f | %.0f | %s | %s | %s | %s | %s | %s | %.2f | %.2f | %.2f |"
+                        + " %.0f | %.0f |",
                 writers, payload, BenchSupport.mb(storeRate), BenchSupport.mb(baseRate),
                 BenchSupport.pct(storeRate / baseRate), BenchSupport.pct(median(store.ratios)),
                 BenchSupport.pct(store.ratios.get(0)), BenchSupport.pct(store.ratios.get(store.ratios.size() - 1)),
                 store.frames / (double) store.batches, store.bytes / (double) store.batches,
                 BenchSupport.ms(store.latency.getValueAtPercentile(50)), BenchSupport.ms(p99),
                 BenchSupport.ms(base.latency.getValueAtPercentile(50)), BenchSupport.ms(base.latency.getValueAtPercentile(99)),
-                BenchSupport.ms(base.force.getValueAtPercentile(50)), BenchSupport.ms(fp99), p99 / fp99);
+                BenchSupport.ms(base.force.getValueAtPercentile(50)), BenchSupport.ms(fp99), p99 / fp99,
+                store.cpuNanos / 1e9 / store.seconds, base.cpuNanos / 1e9 / base.seconds,
+                store.cpuNanos / 1e3 / store.batches, base.cpuNanos / 1e3 / base.batches);
     }
 
     private static double median(List<Double> sorted) {
@@ -236,6 +244,7 @@ public final class AppendBench {
         ThreadLocalRandom.current().nextBytes(data);
         ByteBuffer b = ByteBuffer.wrap(data);
         long bytes = 0;
+        long cpu0 = BenchSupport.processCpuNanos();
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             long t0 = System.nanoTime();
             long end = t0 + seconds * 1_000_000_000L;
@@ -255,6 +264,7 @@ public final class AppendBench {
                 side.batches++;
             }
             double secs = (now - t0) / 1e9;
+            side.cpuNanos += BenchSupport.processCpuNanos() - cpu0;
             side.bytes += bytes;
             side.seconds += secs;
             return new double[] {bytes, secs};

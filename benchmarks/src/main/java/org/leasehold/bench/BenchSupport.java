@@ -49,6 +49,15 @@ final class BenchSupport {
         }
     }
 
+    /** CPU time used so far by this process, all threads (user + system), in nanoseconds; -1 if unknown. */
+    static long processCpuNanos() {
+        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
+            return sun.getProcessCpuTime();
+        }
+        return -1;
+    }
+
     /** The one-minute load average of the machine, for the record (other processes share the cores). */
     static String load() {
         double l = java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();

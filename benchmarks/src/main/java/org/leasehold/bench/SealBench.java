@@ -22,8 +22,9 @@ import org.leasehold.time.Micros;
 
 /**
  * Sealing: time and file-system operations per bucket, for buckets holding 1, 8 and 64 data files, for the sealer that
- * wins and for one that finds the bucket already sealed, beside a baseline measured in the same run: writing one small
- * file durably (create, write, force, close), the part of sealing that no protocol can avoid.
+ * wins and for one that finds the bucket already sealed, beside a baseline measured in the same run, one baseline
+ * operation after each seal: writing one small file of the lock file's size durably (create, write, force, close), the
+ * part of sealing that no protocol can avoid.
  *
  * <pre>java -cp benchmarks/target/benchmarks.jar org.leasehold.bench.SealBench [--dir D] [--files 1,8,64]
  *     [--buckets 200]</pre>
@@ -35,11 +36,12 @@ public final class SealBench {
     }
 
     public static void main(String[] argv) throws Exception {
-        Map<String, String> a = BenchSupport.args(argv, Map.of("dir", "target/bench-data", "files", "1,8,64",
+        Map<String, String> a = BenchSupport.args(argv, Map.of("dir", BenchSupport.defaultDir(), "files", "1,8,64",
                 "buckets", "200"));
         Path dir = BenchSupport.dir(a.get("dir")).resolve("seal-" + System.nanoTime());
         Files.createDirectories(dir);
-        int buckets = Integer.parseInt(a.get("buckets"));
+        int buckets = BenchSupport.positive("--buckets", a.get("buckets"));
+        System.out.println("seal: files under " + dir + ", " + BenchSupport.load());
         List<String> rows = new ArrayList<>();
         for (int files : BenchSupport.ints(a.get("files"))) {
             Path root = dir.resolve("files-" + files);
@@ -59,6 +61,11 @@ public final class SealBench {
                 }
                 Histogram win = new Histogram(3);
                 Histogram again = new Histogram(3);
+                Histogram base = new Histogram(3);
+                Path baseDir = root.resolve("baseline");
+                Files.createDirectories(baseDir);
+                byte[] lockSized = new byte[150 + 25 * files];
+                // Each seal is followed by one baseline write, so that the disk's drifts hit both alike.
                 StoreStats s0 = sealer.stats();
                 for (int b = 0; b < buckets; b++) {
                     Instant from = T0.plusSeconds(b);
@@ -68,17 +75,20 @@ public final class SealBench {
                     if (r.buckets().get(0).outcome() != SealReport.Outcome.SEALED || r.buckets().get(0).files() != files) {
                         throw new IllegalStateException("unexpected " + r);
                     }
+                    baselineWrite(baseDir.resolve("f" + b), lockSized, base);
                 }
                 StoreStats s1 = sealer.stats();
                 StoreStats h0 = helper.stats();
                 for (int b = 0; b < buckets; b++) {
                     Instant from = T0.plusSeconds(b);
                     long t0 = System.nanoTime();
-                    helper.sealThrough("seal", from, from.plusMillis(1));
+                    SealReport r = helper.sealThrough("seal", from, from.plusMillis(1));
                     again.recordValue((System.nanoTime() - t0) / 1_000);
+                    if (r.buckets().get(0).outcome() != SealReport.Outcome.ALREADY_SEALED) {
+                        throw new IllegalStateException("unexpected " + r);
+                    }
                 }
                 StoreStats h1 = helper.stats();
-                Histogram base = baseline(root, buckets, 150 + 25 * files);
                 String row = String.format(Locale.ROOT, "| %d | %s | %s | %.1f (%s) | %s | %.1f | %s | %s | %.2f |",
                         files, BenchSupport.ms(win.getValueAtPercentile(50)), BenchSupport.ms(win.getValueAtPercentile(99)),
                         (s1.totalFileOps() - s0.totalFileOps()) / (double) buckets, perOp(s0, s1, buckets),
@@ -95,6 +105,7 @@ public final class SealBench {
                 + "| ops | baseline durable small write p50 | p99 | seal p50 / baseline p50 |");
         System.out.println("|---:|---:|---:|---|---:|---:|---:|---:|---:|");
         rows.forEach(System.out::println);
+        System.out.println(BenchSupport.load());
     }
 
     private static String perOp(StoreStats a, StoreStats b, int buckets) {
@@ -112,24 +123,17 @@ public final class SealBench {
         return sb.toString();
     }
 
-    private static Histogram baseline(Path root, int count, int size) throws Exception {
-        Path d = root.resolve("baseline");
-        Files.createDirectories(d);
-        Histogram h = new Histogram(3);
-        byte[] data = new byte[size];
-        for (int i = 0; i < count; i++) {
-            long t0 = System.nanoTime();
-            try (FileChannel ch = FileChannel.open(d.resolve("f" + i), StandardOpenOption.CREATE_NEW,
-                    StandardOpenOption.WRITE)) {
-                ByteBuffer b = ByteBuffer.wrap(data);
-                while (b.hasRemaining()) {
-                    ch.write(b);
-                }
-                ch.force(true);
+    /** The baseline: create a file of the lock file's size, write it, force it (data and metadata), close it. */
+    private static void baselineWrite(Path file, byte[] data, Histogram h) throws Exception {
+        long t0 = System.nanoTime();
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            ByteBuffer b = ByteBuffer.wrap(data);
+            while (b.hasRemaining()) {
+                ch.write(b);
             }
-            h.recordValue((System.nanoTime() - t0) / 1_000);
+            ch.force(true);
         }
-        return h;
+        h.recordValue((System.nanoTime() - t0) / 1_000);
     }
 
     private static Path bucketDir(Path logDir, long start) {

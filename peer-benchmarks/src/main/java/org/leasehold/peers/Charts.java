@@ -39,6 +39,7 @@ final class Charts {
         CategoryChart chart = new CategoryChartBuilder().width(1200).height(520).title(title).xAxisTitle("workload")
                 .yAxisTitle(yTitle).build();
         chart.getStyler().setYAxisLogarithmic(true);
+        chart.getStyler().setYAxisMin(1.0);
         chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
         chart.getStyler().setLabelsVisible(false);
         chart.getStyler().setAvailableSpaceFill(0.9);

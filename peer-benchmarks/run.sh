@@ -199,5 +199,5 @@ java -Djava.awt.headless=true -Xmx2g -jar "$HARNESS_JAR" \
   "${harness_args[@]}"
 after=$(uptime)
 log "uptime after: $after"
-printf -- '- uptime after: %s\n' "$after" >>"$OUT/results.md"
+printf -- '\n- uptime after: %s\n' "$after" >>"$OUT/results.md"
 log "results in $OUT"

@@ -23,11 +23,14 @@ import org.leasehold.remote.RemoteClientConfig;
         description = "Cycles/s and acquire latency of Leasehold's lease server against etcd, Redis, ZooKeeper and "
                 + "PostgreSQL, every system under each workload in turn, run after run.")
 public final class PeerBenchmark implements Callable<Integer> {
-    static final List<String> ALL_SYSTEMS = List.of("leasehold", "leasehold-echo", "redis-jedis", "redis-lettuce", "etcd",
-            "zookeeper", "postgresql");
+    static final List<String> ALL_SYSTEMS = List.of("leasehold", "leasehold-conns", "leasehold-echo", "redis-jedis",
+            "redis-lettuce", "etcd", "zookeeper", "postgresql");
 
     @Option(names = "--leasehold", paramLabel = "HOST:PORT", description = "Leasehold lease server (gRPC)")
     String leasehold;
+    @Option(names = "--leasehold-connections", paramLabel = "N", defaultValue = "4",
+            description = "Connections (clients) of the leasehold-conns system; leasehold uses one (default: ${DEFAULT-VALUE})")
+    int leaseholdConnections;
     @Option(names = "--redis", paramLabel = "HOST:PORT", description = "Redis server")
     String redis;
     @Option(names = "--etcd", paramLabel = "URL", description = "etcd client URL, e.g. http://127.0.0.1:2379")
@@ -96,7 +99,8 @@ public final class PeerBenchmark implements Callable<Integer> {
         for (String w : workloads) {
             plan.add(Workload.named(w, threads, names, contendedNames));
         }
-        List<String> chosen = systems != null ? systems : ALL_SYSTEMS.stream().filter(s -> address(s) != null).toList();
+        List<String> chosen = systems != null ? systems
+                : ALL_SYSTEMS.stream().filter(s -> address(s) != null && !s.equals("leasehold-conns")).toList();
         for (String s : chosen) {
             if (!ALL_SYSTEMS.contains(s)) {
                 throw new CommandLine.ParameterException(new CommandLine(this), "unknown system '" + s + "'; use " + ALL_SYSTEMS);
@@ -130,8 +134,8 @@ public final class PeerBenchmark implements Callable<Integer> {
         String subtitle = runCount + (runCount == 1 ? " run" : " runs") + " × " + measured.toSeconds() + " s";
         Files.writeString(out.resolve("results.csv"), table.summaryCsv());
         StringBuilder md = new StringBuilder("# Lease server against peers\n\n");
-        md.append(String.format(Locale.ROOT, "%d run(s) of every system and workload, %s warm-up and %s measured each.%n%n",
-                runCount, warm, measured));
+        md.append(String.format(Locale.ROOT, "%d run(s) of every system and workload, %d ms warm-up and %d ms measured each.%n%n",
+                runCount, warm.toMillis(), measured.toMillis()));
         for (Workload w : plan) {
             md.append("- ").append(w.label()).append(": ").append(w.describe()).append('\n');
         }
@@ -148,7 +152,7 @@ public final class PeerBenchmark implements Callable<Integer> {
 
     private String address(String system) {
         return switch (system) {
-            case "leasehold", "leasehold-echo" -> leasehold;
+            case "leasehold", "leasehold-conns", "leasehold-echo" -> leasehold;
             case "redis-jedis", "redis-lettuce" -> redis;
             case "etcd" -> etcd;
             case "zookeeper" -> zookeeper;
@@ -159,7 +163,7 @@ public final class PeerBenchmark implements Callable<Integer> {
 
     private static String option(String system) {
         return switch (system) {
-            case "leasehold", "leasehold-echo" -> "--leasehold";
+            case "leasehold", "leasehold-conns", "leasehold-echo" -> "--leasehold";
             case "redis-jedis", "redis-lettuce" -> "--redis";
             default -> "--" + system.replace("postgresql", "postgres");
         };
@@ -167,7 +171,8 @@ public final class PeerBenchmark implements Callable<Integer> {
 
     private LockClient<?> open(String system, int threadCount) throws Exception {
         return switch (system) {
-            case "leasehold" -> new LeaseholdLockClient(leasehold);
+            case "leasehold" -> new LeaseholdLockClient("leasehold", leasehold, 1);
+            case "leasehold-conns" -> new LeaseholdLockClient("leasehold-conns", leasehold, leaseholdConnections);
             case "leasehold-echo" -> new LeaseholdEchoClient(leasehold);
             case "redis-jedis" -> new JedisLockClient(host(redis, "--redis"), port(redis, "--redis"), threadCount);
             case "redis-lettuce" -> new LettuceLockClient(host(redis, "--redis"), port(redis, "--redis"));

@@ -13,8 +13,7 @@ import org.HdrHistogram.Histogram;
  * acquire percentiles of all the runs' samples together; written as CSV and markdown, with the goals judged.
  */
 public final class ResultTable {
-    /** Systems that are not lock services (the transport ceiling) and so are not peers in the goals. */
-    static final String ECHO = "leasehold-echo";
+    /** Leasehold's label; its other rows (the echo ceiling, variants) start with it and are not peers in the goals. */
     static final String LEASEHOLD = "leasehold";
 
     private final List<TrialResult> runs = new ArrayList<>();
@@ -159,7 +158,7 @@ public final class ResultTable {
     }
 
     private static boolean isPeer(String system) {
-        return !system.equals(LEASEHOLD) && !system.equals(ECHO);
+        return !system.startsWith(LEASEHOLD);
     }
 
     private static Row bestRate(Map<String, Row> byKey, String workload) {

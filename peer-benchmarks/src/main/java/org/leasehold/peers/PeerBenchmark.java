@@ -48,7 +48,7 @@ public final class PeerBenchmark implements Callable<Integer> {
     int postgresPool;
 
     @Option(names = "--systems", split = ",", paramLabel = "SYSTEM",
-            description = "Systems to run, of ${COMPLETION-CANDIDATES}; default: every one given an address",
+            description = "Systems to run, of ${COMPLETION-CANDIDATES}; default: every one given an address but leasehold-conns",
             completionCandidates = SystemNames.class)
     List<String> systems;
     @Option(names = "--workloads", split = ",", paramLabel = "WORKLOAD", defaultValue = "uncontended,contended,single",

@@ -1,0 +1,201 @@
+package org.leasehold.peers;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import org.leasehold.remote.RemoteClientConfig;
+
+/**
+ * The peer benchmark: the same lock workloads through one {@link LockClient} interface against Leasehold's lease
+ * server and the lock services users would pick instead, in one run. Started by {@code peer-benchmarks/run.sh}, which
+ * starts the servers; a system without an address is skipped.
+ */
+@Command(name = "peer-benchmark", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Cycles/s and acquire latency of Leasehold's lease server against etcd, Redis, ZooKeeper and "
+                + "PostgreSQL, every system under each workload in turn, run after run.")
+public final class PeerBenchmark implements Callable<Integer> {
+    static final List<String> ALL_SYSTEMS = List.of("leasehold", "leasehold-conns", "leasehold-echo", "redis-jedis",
+            "redis-lettuce", "etcd", "zookeeper", "postgresql");
+
+    @Option(names = "--leasehold", paramLabel = "HOST:PORT", description = "Leasehold lease server (gRPC)")
+    String leasehold;
+    @Option(names = "--leasehold-connections", paramLabel = "N", defaultValue = "4",
+            description = "Connections (clients) of the leasehold-conns system; leasehold uses one (default: ${DEFAULT-VALUE})")
+    int leaseholdConnections;
+    @Option(names = "--redis", paramLabel = "HOST:PORT", description = "Redis server")
+    String redis;
+    @Option(names = "--etcd", paramLabel = "URL", description = "etcd client URL, e.g. http://127.0.0.1:2379")
+    String etcd;
+    @Option(names = "--zookeeper", paramLabel = "HOST:PORT", description = "ZooKeeper server")
+    String zookeeper;
+    @Option(names = "--postgres", paramLabel = "JDBC-URL",
+            description = "PostgreSQL, e.g. jdbc:postgresql://127.0.0.1:5432/postgres")
+    String postgres;
+    @Option(names = "--postgres-user", paramLabel = "USER", defaultValue = "postgres",
+            description = "PostgreSQL user (default: ${DEFAULT-VALUE})")
+    String postgresUser;
+    @Option(names = "--postgres-pool", paramLabel = "N", defaultValue = "16",
+            description = "HikariCP pool size (default: ${DEFAULT-VALUE})")
+    int postgresPool;
+
+    @Option(names = "--systems", split = ",", paramLabel = "SYSTEM",
+            description = "Systems to run, of ${COMPLETION-CANDIDATES}; default: every one given an address but leasehold-conns",
+            completionCandidates = SystemNames.class)
+    List<String> systems;
+    @Option(names = "--workloads", split = ",", paramLabel = "WORKLOAD", defaultValue = "uncontended,contended,single",
+            description = "Of uncontended, contended, single (default: ${DEFAULT-VALUE})")
+    List<String> workloads;
+    @Option(names = "--threads", defaultValue = "64", description = "Threads of the multi-threaded workloads (default: ${DEFAULT-VALUE})")
+    int threads;
+    @Option(names = "--names", defaultValue = "100000",
+            description = "Names of the uncontended and single workloads (default: ${DEFAULT-VALUE})")
+    int names;
+    @Option(names = "--contended-names", defaultValue = "16", description = "Names of the contended workload (default: ${DEFAULT-VALUE})")
+    int contendedNames;
+    @Option(names = "--duration", defaultValue = "20s", description = "Measured time of each run (default: ${DEFAULT-VALUE})")
+    String duration;
+    @Option(names = "--warmup", defaultValue = "5s", description = "Warm-up before each measured run (default: ${DEFAULT-VALUE})")
+    String warmup;
+    @Option(names = "--runs", defaultValue = "3", description = "Runs of every system and workload (default: ${DEFAULT-VALUE})")
+    int runs;
+    @Option(names = "--quick",
+            description = "Smoke run: 1 run, 1 s warm-up, 3 s measured (overrides --runs, --warmup, --duration)")
+    boolean quick;
+    @Option(names = "--out", required = true, paramLabel = "DIR",
+            description = "Where results.md, results.csv, runs.csv and results.png go")
+    Path out;
+    @Option(names = "--note", paramLabel = "TEXT", description = "A line about the machine, written into results.md")
+    List<String> notes = new ArrayList<>();
+
+    /** The system names, for picocli's help. */
+    static final class SystemNames extends ArrayList<String> {
+        SystemNames() {
+            super(ALL_SYSTEMS);
+        }
+    }
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new PeerBenchmark()).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Duration warm = quick ? Duration.ofSeconds(1) : RemoteClientConfig.duration("--warmup", warmup);
+        Duration measured = quick ? Duration.ofSeconds(3) : RemoteClientConfig.duration("--duration", duration);
+        int runCount = quick ? 1 : runs;
+        if (runCount < 1 || measured.isZero() || measured.isNegative()) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--runs must be at least 1 and --duration positive");
+        }
+        List<Workload> plan = new ArrayList<>();
+        for (String w : workloads) {
+            plan.add(Workload.named(w, threads, names, contendedNames));
+        }
+        List<String> chosen = systems != null ? systems
+                : ALL_SYSTEMS.stream().filter(s -> address(s) != null && !s.equals("leasehold-conns")).toList();
+        for (String s : chosen) {
+            if (!ALL_SYSTEMS.contains(s)) {
+                throw new CommandLine.ParameterException(new CommandLine(this), "unknown system '" + s + "'; use " + ALL_SYSTEMS);
+            }
+            if (address(s) == null) {
+                throw new CommandLine.ParameterException(new CommandLine(this), "system '" + s + "' has no address: give "
+                        + option(s));
+            }
+        }
+        if (chosen.isEmpty()) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "no system to measure: give at least one of "
+                    + "--leasehold, --redis, --etcd, --zookeeper, --postgres");
+        }
+        Files.createDirectories(out);
+        ResultTable table = new ResultTable();
+        for (int run = 1; run <= runCount; run++) {
+            for (Workload w : plan) {
+                for (String s : chosen) {
+                    try (LockClient<?> client = open(s, w.threads())) {
+                        TrialResult r = TrialRunner.run(client, w, run, warm, measured);
+                        table.add(r);
+                        System.out.printf(Locale.ROOT, "run %d %-12s %-15s %10.0f cycles/s  p50 %9.1f µs  p99 %9.1f µs  "
+                                        + "p99.9 %9.1f µs  errors %d%s%n", run, w.label(), s, r.cyclesPerSecond(),
+                                r.acquireMicros(50), r.acquireMicros(99), r.acquireMicros(99.9), r.errors(),
+                                r.firstError() == null ? "" : "  (first: " + r.firstError() + ")");
+                    }
+                    Files.writeString(out.resolve("runs.csv"), table.runsCsv());
+                }
+            }
+        }
+        String subtitle = runCount + (runCount == 1 ? " run" : " runs") + " × " + measured.toSeconds() + " s";
+        Files.writeString(out.resolve("results.csv"), table.summaryCsv());
+        StringBuilder md = new StringBuilder("# Lease server against peers\n\n");
+        md.append(String.format(Locale.ROOT, "%d run(s) of every system and workload, %d ms warm-up and %d ms measured each.%n%n",
+                runCount, warm.toMillis(), measured.toMillis()));
+        for (Workload w : plan) {
+            md.append("- ").append(w.label()).append(": ").append(w.describe()).append('\n');
+        }
+        for (String n : notes) {
+            md.append("- ").append(n).append('\n');
+        }
+        md.append('\n').append(table.markdownTable()).append('\n').append(table.markdownGoals());
+        Files.writeString(out.resolve("results.md"), md.toString());
+        Charts.write(table, subtitle, out.resolve("results.png"));
+        System.out.println();
+        System.out.print(md);
+        return 0;
+    }
+
+    private String address(String system) {
+        return switch (system) {
+            case "leasehold", "leasehold-conns", "leasehold-echo" -> leasehold;
+            case "redis-jedis", "redis-lettuce" -> redis;
+            case "etcd" -> etcd;
+            case "zookeeper" -> zookeeper;
+            case "postgresql" -> postgres;
+            default -> null;
+        };
+    }
+
+    private static String option(String system) {
+        return switch (system) {
+            case "leasehold", "leasehold-conns", "leasehold-echo" -> "--leasehold";
+            case "redis-jedis", "redis-lettuce" -> "--redis";
+            default -> "--" + system.replace("postgresql", "postgres");
+        };
+    }
+
+    private LockClient<?> open(String system, int threadCount) throws Exception {
+        return switch (system) {
+            case "leasehold" -> new LeaseholdLockClient("leasehold", leasehold, 1);
+            case "leasehold-conns" -> new LeaseholdLockClient("leasehold-conns", leasehold, leaseholdConnections);
+            case "leasehold-echo" -> new LeaseholdEchoClient(leasehold);
+            case "redis-jedis" -> new JedisLockClient(host(redis, "--redis"), port(redis, "--redis"), threadCount);
+            case "redis-lettuce" -> new LettuceLockClient(host(redis, "--redis"), port(redis, "--redis"));
+            case "etcd" -> new EtcdLockClient(etcd);
+            case "zookeeper" -> new CuratorLockClient(zookeeper);
+            case "postgresql" -> new PostgresLockClient(postgres, postgresUser, postgresPool);
+            default -> throw new IllegalArgumentException("unknown system " + system);
+        };
+    }
+
+    private static String host(String address, String option) {
+        int colon = address.lastIndexOf(':');
+        if (colon <= 0) {
+            throw new IllegalArgumentException(option + " '" + address + "' is not host:port");
+        }
+        return address.substring(0, colon);
+    }
+
+    private static int port(String address, String option) {
+        try {
+            return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(option + " '" + address + "' is not host:port (the port is not a number)");
+        }
+    }
+}

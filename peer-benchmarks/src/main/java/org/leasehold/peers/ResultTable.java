@@ -1,0 +1,207 @@
+package org.leasehold.peers;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import org.HdrHistogram.Histogram;
+
+/**
+ * The runs of every system and workload, aggregated: median cycles/s over the runs (with the lowest and highest),
+ * acquire percentiles of all the runs' samples together; written as CSV and markdown, with the goals judged.
+ */
+public final class ResultTable {
+    /** Leasehold's label; its other rows (the echo ceiling, variants) start with it and are not peers in the goals. */
+    static final String LEASEHOLD = "leasehold";
+
+    private final List<TrialResult> runs = new ArrayList<>();
+
+    public void add(TrialResult r) {
+        runs.add(r);
+    }
+
+    public List<TrialResult> runs() {
+        return List.copyOf(runs);
+    }
+
+    /** One system under one workload over all its runs. */
+    public record Row(String workload, String system, int runs, double medianCyclesPerSecond, double minCyclesPerSecond,
+                      double maxCyclesPerSecond, double p50, double p99, double p999, long samples, long errors) {
+    }
+
+    /** Aggregated rows, workloads and systems in the order they were first run. */
+    public List<Row> rows() {
+        Map<String, Map<String, List<TrialResult>>> byWorkload = new LinkedHashMap<>();
+        for (TrialResult r : runs) {
+            byWorkload.computeIfAbsent(r.workload(), k -> new LinkedHashMap<>())
+                    .computeIfAbsent(r.system(), k -> new ArrayList<>()).add(r);
+        }
+        List<Row> rows = new ArrayList<>();
+        byWorkload.forEach((workload, bySystem) -> bySystem.forEach((system, list) -> {
+            double[] rates = list.stream().mapToDouble(TrialResult::cyclesPerSecond).sorted().toArray();
+            Histogram all = new Histogram(3);
+            long errors = 0;
+            for (TrialResult r : list) {
+                all.add(r.acquire());
+                errors += r.errors();
+            }
+            rows.add(new Row(workload, system, list.size(), median(rates), rates[0], rates[rates.length - 1],
+                    TrialResult.micros(all, 50), TrialResult.micros(all, 99), TrialResult.micros(all, 99.9),
+                    all.getTotalCount(), errors));
+        }));
+        return rows;
+    }
+
+    static double median(double[] sorted) {
+        int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    }
+
+    /** Every run, one line each. */
+    public String runsCsv() {
+        StringBuilder b = new StringBuilder("workload,system,run,cycles,seconds,cycles_per_s,acquire_p50_us,acquire_p99_us,"
+                + "acquire_p999_us,errors\n");
+        for (TrialResult r : runs) {
+            b.append(String.format(Locale.ROOT, "%s,%s,%d,%d,%.3f,%.1f,%.1f,%.1f,%.1f,%d%n", r.workload(), r.system(), r.run(),
+                    r.cycles(), r.seconds(), r.cyclesPerSecond(), r.acquireMicros(50), r.acquireMicros(99),
+                    r.acquireMicros(99.9), r.errors()));
+        }
+        return b.toString();
+    }
+
+    /** The aggregated table as CSV. */
+    public String summaryCsv() {
+        StringBuilder b = new StringBuilder("workload,system,runs,median_cycles_per_s,min_cycles_per_s,max_cycles_per_s,"
+                + "acquire_p50_us,acquire_p99_us,acquire_p999_us,samples,errors\n");
+        for (Row r : rows()) {
+            b.append(String.format(Locale.ROOT, "%s,%s,%d,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%d,%d%n", r.workload(), r.system(),
+                    r.runs(), r.medianCyclesPerSecond(), r.minCyclesPerSecond(), r.maxCyclesPerSecond(), r.p50(), r.p99(),
+                    r.p999(), r.samples(), r.errors()));
+        }
+        return b.toString();
+    }
+
+    /** The aggregated table as markdown. */
+    public String markdownTable() {
+        StringBuilder b = new StringBuilder();
+        b.append("| workload | system | cycles/s (median) | min–max | acquire p50 | p99 | p99.9 | errors |\n");
+        b.append("|---|---|---:|---:|---:|---:|---:|---:|\n");
+        for (Row r : rows()) {
+            b.append(String.format(Locale.ROOT, "| %s | %s | %s | %s–%s | %s | %s | %s | %d |%n", r.workload(), r.system(),
+                    count(r.medianCyclesPerSecond()), count(r.minCyclesPerSecond()), count(r.maxCyclesPerSecond()),
+                    latency(r.p50()), latency(r.p99()), latency(r.p999()), r.errors()));
+        }
+        return b.toString();
+    }
+
+    /** A judged goal: what was compared, the figures, and whether it was met. */
+    public record Goal(String goal, String figures, boolean met) {
+    }
+
+    /**
+     * The issue's goals, judged on the medians of this run: uncontended at least 2× the best Redis client and 30× etcd
+     * and ZooKeeper; contended at least the best Redis; single-thread p50 at most the best Redis p50; acquire p99 below
+     * every peer's in every workload. A goal whose systems were not all measured is left out.
+     */
+    public List<Goal> goals() {
+        Map<String, Row> byKey = new LinkedHashMap<>();
+        for (Row r : rows()) {
+            byKey.put(r.workload() + "/" + r.system(), r);
+        }
+        List<Goal> goals = new ArrayList<>();
+        Row lu = byKey.get("uncontended/" + LEASEHOLD);
+        Row ru = bestRate(byKey, "uncontended");
+        if (lu != null && ru != null) {
+            goals.add(ratio("uncontended ≥ 2× best Redis (" + ru.system() + ")", lu, ru, 2.0));
+        }
+        for (String peer : List.of("etcd", "zookeeper")) {
+            Row p = byKey.get("uncontended/" + peer);
+            if (lu != null && p != null) {
+                goals.add(ratio("uncontended ≥ 30× " + peer, lu, p, 30.0));
+            }
+        }
+        Row lc = byKey.get("contended/" + LEASEHOLD);
+        Row rc = bestRate(byKey, "contended");
+        if (lc != null && rc != null) {
+            goals.add(ratio("contended ≥ best Redis (" + rc.system() + ")", lc, rc, 1.0));
+        }
+        Row ls = byKey.get("single/" + LEASEHOLD);
+        Row rs = null;
+        for (String redis : List.of("redis-jedis", "redis-lettuce")) {
+            Row r = byKey.get("single/" + redis);
+            if (r != null && (rs == null || r.p50() < rs.p50())) {
+                rs = r;
+            }
+        }
+        if (ls != null && rs != null) {
+            goals.add(new Goal("single-thread acquire p50 ≤ best Redis (" + rs.system() + ")",
+                    String.format(Locale.ROOT, "%s vs %s", latency(ls.p50()), latency(rs.p50())), ls.p50() <= rs.p50()));
+        }
+        for (Row l : rows()) {
+            if (!l.system().equals(LEASEHOLD)) {
+                continue;
+            }
+            Row lowest = null;
+            for (Row p : rows()) {
+                if (p.workload().equals(l.workload()) && isPeer(p.system()) && (lowest == null || p.p99() < lowest.p99())) {
+                    lowest = p;
+                }
+            }
+            if (lowest != null) {
+                goals.add(new Goal(l.workload() + ": acquire p99 below every peer's (lowest: " + lowest.system() + ")",
+                        String.format(Locale.ROOT, "%s vs %s", latency(l.p99()), latency(lowest.p99())), l.p99() < lowest.p99()));
+            }
+        }
+        return goals;
+    }
+
+    private static boolean isPeer(String system) {
+        return !system.startsWith(LEASEHOLD);
+    }
+
+    private static Row bestRate(Map<String, Row> byKey, String workload) {
+        Row best = null;
+        for (String redis : List.of("redis-jedis", "redis-lettuce")) {
+            Row r = byKey.get(workload + "/" + redis);
+            if (r != null && (best == null || r.medianCyclesPerSecond() > best.medianCyclesPerSecond())) {
+                best = r;
+            }
+        }
+        return best;
+    }
+
+    private static Goal ratio(String goal, Row leasehold, Row peer, double wanted) {
+        double ratio = leasehold.medianCyclesPerSecond() / peer.medianCyclesPerSecond();
+        return new Goal(goal, String.format(Locale.ROOT, "%s vs %s cycles/s = ×%.2f", count(leasehold.medianCyclesPerSecond()),
+                count(peer.medianCyclesPerSecond()), ratio), ratio >= wanted);
+    }
+
+    /** The goals as a markdown table. */
+    public String markdownGoals() {
+        StringBuilder b = new StringBuilder("| goal | measured | met |\n|---|---|---|\n");
+        for (Goal g : goals()) {
+            b.append("| ").append(g.goal()).append(" | ").append(g.figures()).append(" | ")
+                    .append(g.met() ? "met" : "**not met**").append(" |\n");
+        }
+        return b.toString();
+    }
+
+    static String count(double v) {
+        return String.format(Locale.ROOT, "%,.0f", v).replace(',', ' ');
+    }
+
+    static String latency(double micros) {
+        if (Double.isNaN(micros)) {
+            return "–";
+        }
+        if (micros >= 10_000) {
+            return String.format(Locale.ROOT, "%.1f ms", micros / 1000);
+        }
+        if (micros >= 1_000) {
+            return String.format(Locale.ROOT, "%.2f ms", micros / 1000);
+        }
+        return String.format(Locale.ROOT, "%.0f µs", micros);
+    }
+}

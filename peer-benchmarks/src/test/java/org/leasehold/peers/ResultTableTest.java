@@ -1,0 +1,85 @@
+package org.leasehold.peers;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+import org.HdrHistogram.Histogram;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ResultTableTest {
+
+    private static TrialResult run(String system, String workload, int run, long cycles, long... latenciesMicros) {
+        Histogram h = new Histogram(3);
+        for (long l : latenciesMicros) {
+            h.recordValue(l * 1000);
+        }
+        return new TrialResult(system, workload, run, cycles, 10.0, h, 0, null);
+    }
+
+    @Test
+    void medianOfRunsAndPercentilesOfAllSamples() {
+        ResultTable t = new ResultTable();
+        t.add(run("leasehold", "uncontended", 1, 1000, 100, 100));
+        t.add(run("leasehold", "uncontended", 2, 3000, 100, 100));
+        t.add(run("leasehold", "uncontended", 3, 2000, 100, 5000));
+        ResultTable.Row row = t.rows().get(0);
+        assertEquals(3, row.runs());
+        assertEquals(200.0, row.medianCyclesPerSecond(), 1e-9);
+        assertEquals(100.0, row.minCyclesPerSecond(), 1e-9);
+        assertEquals(300.0, row.maxCyclesPerSecond(), 1e-9);
+        assertEquals(6, row.samples());
+        assertEquals(100.0, row.p50(), 0.1);
+        assertEquals(5000.0, row.p99(), 5.0);
+        assertEquals(2.5, ResultTable.median(new double[] {1, 2, 3, 4}), 1e-9);
+    }
+
+    @Test
+    void goalsAreJudgedAgainstTheBestRedisAndEveryPeer() {
+        ResultTable t = new ResultTable();
+        t.add(run("leasehold", "uncontended", 1, 50_000, 300));
+        t.add(run("redis-jedis", "uncontended", 1, 20_000, 400));
+        t.add(run("redis-lettuce", "uncontended", 1, 30_000, 200));
+        t.add(run("etcd", "uncontended", 1, 1_000, 9000));
+        t.add(run("leasehold-echo", "uncontended", 1, 90_000, 10));
+        t.add(run("leasehold", "single", 1, 5_000, 50));
+        t.add(run("redis-jedis", "single", 1, 6_000, 40));
+        t.add(run("redis-lettuce", "single", 1, 4_000, 60));
+        Map<String, ResultTable.Goal> goals = t.goals().stream()
+                .collect(Collectors.toMap(ResultTable.Goal::goal, Function.identity()));
+        ResultTable.Goal redis = goals.get("uncontended ≥ 2× best Redis (redis-lettuce)");
+        assertFalse(redis.met(), redis.figures());
+        assertTrue(redis.figures().contains("×1.67"), redis.figures());
+        assertTrue(goals.get("uncontended ≥ 30× etcd").met());
+        assertFalse(goals.get("single-thread acquire p50 ≤ best Redis (redis-jedis)").met());
+        // p99 is compared with the lowest peer p99 (redis-lettuce, 200 µs), never with the echo ceiling.
+        ResultTable.Goal p99 = goals.get("uncontended: acquire p99 below every peer's (lowest: redis-lettuce)");
+        assertFalse(p99.met(), p99.figures());
+        assertTrue(goals.get("single: acquire p99 below every peer's (lowest: redis-jedis)") != null);
+        assertFalse(goals.containsKey("uncontended ≥ 30× zookeeper"), "a system not measured is not judged");
+    }
+
+    @Test
+    void writesCsvMarkdownAndChart(@TempDir Path dir) throws Exception {
+        ResultTable t = new ResultTable();
+        t.add(run("leasehold", "uncontended", 1, 50_000, 300));
+        t.add(run("redis-jedis", "uncontended", 1, 20_000, 400));
+        t.add(run("leasehold", "single", 1, 5_000, 50));
+        List<String> csv = t.summaryCsv().lines().toList();
+        assertEquals(4, csv.size());
+        assertTrue(csv.get(1).startsWith("uncontended,leasehold,1,5000.0,"), csv.get(1));
+        assertTrue(t.markdownTable().contains("| uncontended | redis-jedis | 2 000 |"), t.markdownTable());
+        Path png = dir.resolve("chart.png");
+        Charts.write(t, "test", png);
+        byte[] bytes = Files.readAllBytes(png);
+        assertTrue(bytes.length > 1000 && bytes[1] == 'P' && bytes[2] == 'N' && bytes[3] == 'G', "a PNG file");
+    }
+}

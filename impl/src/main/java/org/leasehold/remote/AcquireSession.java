@@ -16,8 +16,9 @@ import org.leasehold.remote.proto.SessionRequest;
 import org.leasehold.remote.proto.WithdrawRequest;
 
 /**
- * The client's end of one server's acquisition stream (the {@code Session} call): every thread's acquisitions and
- * withdrawals go out on it in the order they are made, and the answers come back tagged with their request ids.
+ * The client's end of one server's session stream (the {@code Session} call): every thread's acquisitions,
+ * withdrawals, releases, renewals, upgrades and echoes go out on it in the order they are made, and the answers come
+ * back tagged with their request ids.
  *
  * <p>The stream is opened on first use and again after it ends. Each opened stream ({@link Stream}) knows whether it
  * has ended and which requests went out on it: its end fails exactly those requests with
@@ -42,6 +43,7 @@ final class AcquireSession {
     private final Orphans orphans;
     private final Map<Long, Open<Lease>> pending = new ConcurrentHashMap<>();
     private final Map<Long, Open<Boolean>> withdrawals = new ConcurrentHashMap<>();
+    private final Map<Long, Open<SessionReply>> calls = new ConcurrentHashMap<>();
     /** The stream requests go out on; null before the first and after it ended. Guarded by {@code this}. */
     private Stream current;
     private boolean closed;
@@ -72,9 +74,20 @@ final class AcquireSession {
         return ack;
     }
 
-    /** Forgets a request (it timed out on this side); a grant that still arrives for it is released. */
-    void forget(long requestId) {
-        pending.remove(requestId);
+    /**
+     * Sends a request answered at once (release, renew, upgrade, echo) tagged with {@code requestId}; the future
+     * completes with the server's reply, or fails with {@link LeaseServiceUnavailableException} if the stream ends
+     * first (the request may or may not have taken effect).
+     */
+    CompletableFuture<SessionReply> call(long requestId, SessionRequest request) {
+        CompletableFuture<SessionReply> f = new CompletableFuture<>();
+        send(requestId, f, calls, request.toBuilder().setRequestId(requestId).build());
+        return f;
+    }
+
+    /** Forgets a call that timed out on this side; its answer is dropped if it still arrives. */
+    void forgetCall(long requestId) {
+        calls.remove(requestId);
     }
 
     /**
@@ -158,6 +171,7 @@ final class AcquireSession {
                 }
             }
             failOpen(pending, why);
+            failOpen(calls, why);
             for (Map.Entry<Long, Open<Boolean>> e : withdrawals.entrySet()) {
                 if (e.getValue().stream == this && withdrawals.remove(e.getKey(), e.getValue())) {
                     e.getValue().future.complete(false);
@@ -165,8 +179,8 @@ final class AcquireSession {
             }
         }
 
-        private void failOpen(Map<Long, Open<Lease>> registry, LeaseException why) {
-            for (Map.Entry<Long, Open<Lease>> e : registry.entrySet()) {
+        private <T> void failOpen(Map<Long, Open<T>> registry, LeaseException why) {
+            for (Map.Entry<Long, Open<T>> e : registry.entrySet()) {
                 if (e.getValue().stream == this && registry.remove(e.getKey(), e.getValue())) {
                     e.getValue().future.completeExceptionally(why);
                 }
@@ -176,6 +190,11 @@ final class AcquireSession {
         @Override
         public void onNext(SessionReply r) {
             long id = r.getRequestId();
+            Open<SessionReply> call = calls.remove(id);
+            if (call != null) {
+                call.future.complete(r);
+                return;
+            }
             if (r.getResultCase() == SessionReply.ResultCase.WITHDRAWN) {
                 Open<Boolean> ack = withdrawals.remove(id);
                 if (ack != null) {

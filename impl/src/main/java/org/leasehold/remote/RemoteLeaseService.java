@@ -41,13 +41,15 @@ import org.leasehold.lease.WaiterStatus;
 import org.leasehold.remote.proto.AcquireRequest;
 import org.leasehold.remote.proto.CheckReply;
 import org.leasehold.remote.proto.CheckRequest;
+import org.leasehold.remote.proto.EchoRequest;
 import org.leasehold.remote.proto.InfoReply;
 import org.leasehold.remote.proto.InspectReply;
 import org.leasehold.remote.proto.InspectRequest;
-import org.leasehold.remote.proto.LeaseReply;
 import org.leasehold.remote.proto.ReleaseReply;
 import org.leasehold.remote.proto.ReleaseRequest;
 import org.leasehold.remote.proto.RenewRequest;
+import org.leasehold.remote.proto.SessionReply;
+import org.leasehold.remote.proto.SessionRequest;
 import org.leasehold.remote.proto.UpgradeRequest;
 import org.leasehold.session.LeaseKeeper;
 import org.leasehold.time.Micros;
@@ -671,9 +673,8 @@ public final class RemoteLeaseService implements LeaseService {
             if (deadline != null) {
                 b.setDeadlineMicros(ProtoCodec.micros(deadline));
             }
-            LeaseReply r = p.endpoint.call(() -> p.endpoint.blocking
-                    .withDeadlineAfter(config.callTimeout().toMillis(), TimeUnit.MILLISECONDS).upgrade(b.build()));
-            done.add(new Part(p.endpoint, leaseOf(r, p.endpoint)));
+            SessionReply r = onSession(p.endpoint, "upgrade", SessionRequest.newBuilder().setUpgrade(b).build());
+            done.add(new Part(p.endpoint, ProtoCodec.lease(r.getLease())));
         }
         return merge(lease, parts, done);
     }
@@ -691,18 +692,46 @@ public final class RemoteLeaseService implements LeaseService {
             if (metadata != null) {
                 b.setMetadata(metadata);
             }
-            LeaseReply r = p.endpoint.call(() -> p.endpoint.blocking
-                    .withDeadlineAfter(config.callTimeout().toMillis(), TimeUnit.MILLISECONDS).renew(b.build()));
-            done.add(new Part(p.endpoint, leaseOf(r, p.endpoint)));
+            SessionReply r = onSession(p.endpoint, "renewal", SessionRequest.newBuilder().setRenew(b).build());
+            done.add(new Part(p.endpoint, ProtoCodec.lease(r.getLease())));
         }
         return merge(lease, parts, done);
     }
 
-    private static Lease leaseOf(LeaseReply r, Endpoint e) throws LeaseException {
+    /**
+     * Sends a request the server answers at once (release, renew, upgrade, echo) on {@code e}'s session stream and
+     * waits up to the call timeout for the answer; an error answer is thrown as the API's exception.
+     */
+    private SessionReply onSession(Endpoint e, String what, SessionRequest request) throws LeaseException {
+        long id = nextRequestId();
+        AcquireSession session = e.session(lease -> releaseQuietly(e, lease));
+        CompletableFuture<SessionReply> f = session.call(id, request);
+        long timeoutMillis = config.callTimeout().toMillis();
+        SessionReply r;
+        try {
+            r = f.get(timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException ex) {
+            if (ex.getCause() instanceof LeaseException le) {
+                throw le;
+            }
+            throw new LeaseServiceUnavailableException(null, "the " + what + " at lease server " + e.address
+                    + " failed: " + ex.getCause(), ex.getCause());
+        } catch (java.util.concurrent.TimeoutException ex) {
+            session.forgetCall(id);
+            e.nudge();
+            throw new LeaseServiceUnavailableException(null, "lease server " + e.address + " did not answer the " + what
+                    + " within the call timeout (" + timeoutMillis + " ms); it may or may not have taken effect: retry, "
+                    + "and check that the server runs and the network reaches it");
+        } catch (InterruptedException ex) {
+            session.forgetCall(id);
+            Thread.currentThread().interrupt();
+            throw new LeaseServiceUnavailableException(null, "interrupted while waiting for lease server " + e.address
+                    + " to answer the " + what + "; it may or may not have taken effect", ex);
+        }
         if (r.hasError()) {
             throw ProtoCodec.exception(r.getError(), e.address);
         }
-        return ProtoCodec.lease(r.getLease());
+        return r;
     }
 
     /** The whole lease after an upgrade or renewal of its parts: the earliest deadline, the caller's grants. */
@@ -741,11 +770,7 @@ public final class RemoteLeaseService implements LeaseService {
                 b.setMetadata(metadata);
             }
             try {
-                ReleaseReply r = p.endpoint.call(() -> p.endpoint.blocking
-                        .withDeadlineAfter(config.callTimeout().toMillis(), TimeUnit.MILLISECONDS).release(b.build()));
-                if (r.hasError()) {
-                    throw ProtoCodec.exception(r.getError(), p.endpoint.address);
-                }
+                SessionReply r = onSession(p.endpoint, "release", SessionRequest.newBuilder().setRelease(b).build());
                 Instant at = ProtoCodec.instant(r.getEndedAtMicros());
                 // The lease as a whole ended when its first part did (the others follow within this call).
                 ended = ended == null || at.isBefore(ended) ? at : ended;
@@ -766,6 +791,25 @@ public final class RemoteLeaseService implements LeaseService {
             migrationParts.remove(LeaseKey.of(lease));
         }
         return ended;
+    }
+
+    /**
+     * One round trip to the server {@code name} belongs to, on the session stream every lease call of this client
+     * shares: an echo it answers at once, touching no lease. For probes, and as the floor of what any call costs (the
+     * peer benchmarks' echo).
+     *
+     * @return the round trip, on the local clock
+     * @throws LeaseServiceUnavailableException if the server cannot be reached or does not answer within the call
+     *         timeout
+     */
+    public Duration ping(String name) throws LeaseException {
+        if (name == null) {
+            throw new InvalidLeaseRequestException(Reason.NULL_ARGUMENT, "ping needs a name (it picks the server)");
+        }
+        Endpoint e = route(name).get(0);
+        long t0 = local.nowMicros();
+        onSession(e, "echo", SessionRequest.newBuilder().setEcho(EchoRequest.getDefaultInstance()).build());
+        return Duration.ofNanos((local.nowMicros() - t0) * 1_000L);
     }
 
     @Override

@@ -135,6 +135,11 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
                 switch (r.getRequestCase()) {
                     case ACQUIRE -> session.acquire(r.getAcquire());
                     case WITHDRAW -> session.withdraw(r.getWithdraw().getRequestId());
+                    case RELEASE -> session.release(r.getRequestId(), r.getRelease());
+                    case RENEW -> session.renew(r.getRequestId(), r.getRenew());
+                    case UPGRADE -> session.upgrade(r.getRequestId(), r.getUpgrade());
+                    case ECHO -> session.send(SessionReply.newBuilder().setRequestId(r.getRequestId())
+                            .setEcho(r.getEcho().getPayload()).build());
                     default -> session.send(SessionReply.newBuilder().setError(ProtoCodec.error(
                             new InvalidLeaseRequestException(InvalidLeaseRequestException.Reason.NULL_ARGUMENT,
                                     "the session message carries no request this server knows (field "
@@ -208,8 +213,75 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
         }
 
         private void error(long id, LeaseException e, long start) {
+            error(id, "acquire", e, start);
+        }
+
+        private void error(long id, String op, LeaseException e, long start) {
             send(SessionReply.newBuilder().setRequestId(id).setError(ProtoCodec.error(e)).build());
-            done("acquire", outcome(e), start);
+            done(op, outcome(e), start);
+        }
+
+        /** Decodes a held lease's reference and checks the caller may lease its names; null (after answering) if not. */
+        private Lease held(long id, LeaseRef ref, String op, long start) {
+            Lease lease;
+            try {
+                lease = ProtoCodec.lease(ref);
+            } catch (RuntimeException e) {
+                error(id, op, new InvalidLeaseRequestException(InvalidLeaseRequestException.Reason.NULL_ARGUMENT,
+                        "the " + op + " request cannot be decoded: " + e.getMessage()), start);
+                return null;
+            }
+            String deniedName = acl.firstDenied(principal, Permission.LEASE, lease.names());
+            if (deniedName != null) {
+                error(id, op, denied(principal, Permission.LEASE, deniedName), start);
+                return null;
+            }
+            return lease;
+        }
+
+        void release(long id, ReleaseRequest req) {
+            long start = System.nanoTime();
+            Lease lease = held(id, req.getLease(), "release", start);
+            if (lease == null) {
+                return;
+            }
+            try {
+                Instant ended = releaseHeld(lease, req);
+                send(SessionReply.newBuilder().setRequestId(id).setEndedAtMicros(Micros.of(ended)).build());
+                done("release", "ok", start);
+            } catch (LeaseException e) {
+                error(id, "release", e, start);
+            }
+        }
+
+        void renew(long id, RenewRequest req) {
+            long start = System.nanoTime();
+            Lease lease = held(id, req.getLease(), "renew", start);
+            if (lease == null) {
+                return;
+            }
+            try {
+                Lease renewed = renewHeld(lease, req);
+                send(SessionReply.newBuilder().setRequestId(id).setLease(ProtoCodec.lease(renewed)).build());
+                done("renew", "ok", start);
+            } catch (LeaseException e) {
+                error(id, "renew", e, start);
+            }
+        }
+
+        void upgrade(long id, UpgradeRequest req) {
+            long start = System.nanoTime();
+            Lease lease = held(id, req.getLease(), "upgrade", start);
+            if (lease == null) {
+                return;
+            }
+            try {
+                Lease up = upgradeHeld(lease, req);
+                send(SessionReply.newBuilder().setRequestId(id).setLease(ProtoCodec.lease(up)).build());
+                done("upgrade", "ok", start);
+            } catch (LeaseException e) {
+                error(id, "upgrade", e, start);
+            }
         }
 
         void acquire(AcquireRequest req) {
@@ -398,6 +470,25 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
         };
     }
 
+    private Lease upgradeHeld(Lease lease, UpgradeRequest req) throws LeaseException {
+        return holder.engine().upgrade(lease, req.hasDeadlineMicros() ? Micros.toInstant(req.getDeadlineMicros()) : null);
+    }
+
+    private Lease renewHeld(Lease lease, RenewRequest req) throws LeaseException {
+        return holder.engine().renew(lease, Micros.toInstant(req.getDeadlineMicros()),
+                req.hasMetadata() ? req.getMetadata() : null);
+    }
+
+    private Instant releaseHeld(Lease lease, ReleaseRequest req) throws LeaseException {
+        try {
+            return holder.engine().release(lease,
+                    req.hasWatermarkMicros() ? Micros.toInstant(req.getWatermarkMicros()) : null,
+                    req.hasMetadata() ? req.getMetadata() : null);
+        } finally {
+            runDueTestTimers();
+        }
+    }
+
     @Override
     public void upgrade(UpgradeRequest req, StreamObserver<LeaseReply> out) {
         long start = System.nanoTime();
@@ -406,8 +497,7 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
             return;
         }
         try {
-            Lease up = holder.engine().upgrade(lease, req.hasDeadlineMicros() ? Micros.toInstant(req.getDeadlineMicros())
-                    : null);
+            Lease up = upgradeHeld(lease, req);
             out.onNext(LeaseReply.newBuilder().setLease(ProtoCodec.lease(up)).build());
             out.onCompleted();
             done("upgrade", "ok", start);
@@ -424,8 +514,7 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
             return;
         }
         try {
-            Lease renewed = holder.engine().renew(lease, Micros.toInstant(req.getDeadlineMicros()),
-                    req.hasMetadata() ? req.getMetadata() : null);
+            Lease renewed = renewHeld(lease, req);
             out.onNext(LeaseReply.newBuilder().setLease(ProtoCodec.lease(renewed)).build());
             out.onCompleted();
             done("renew", "ok", start);
@@ -446,10 +535,7 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
             return;
         }
         try {
-            Instant ended = holder.engine().release(lease,
-                    req.hasWatermarkMicros() ? Micros.toInstant(req.getWatermarkMicros()) : null,
-                    req.hasMetadata() ? req.getMetadata() : null);
-            runDueTestTimers();
+            Instant ended = releaseHeld(lease, req);
             out.onNext(ReleaseReply.newBuilder().setEndedAtMicros(Micros.of(ended)).build());
             out.onCompleted();
             done("release", "ok", start);

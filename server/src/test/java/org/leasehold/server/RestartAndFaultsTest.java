@@ -158,7 +158,7 @@ class RestartAndFaultsTest {
                 TcpProxy proxy = new TcpProxy(server.port());
                 RemoteLeaseService direct = client(server.address());
                 RemoteLeaseService stalled = client(proxy.address())) {
-            stalled.acquire(req(B, "warm", Duration.ZERO));
+            Lease warm = stalled.acquire(req(B, "warm", Duration.ZERO));
             proxy.stall(true);
             List<CompletableFuture<Lease>> unread = new ArrayList<>();
             for (int i = 0; i < 2_000; i++) {
@@ -171,6 +171,11 @@ class RestartAndFaultsTest {
             long answeredWhileStalled = unread.stream().filter(CompletableFuture::isDone).count();
             // At most the one read in flight when the stall began (16 KiB) gets through to the stalled client.
             assertTrue(answeredWhileStalled < 2_000, "the stall was real: " + answeredWhileStalled + " of 2000 answered");
+            // The stalled client's own release gets no answer: it fails after its call timeout, saying so.
+            LeaseServiceUnavailableException unanswered = assertThrows(LeaseServiceUnavailableException.class,
+                    () -> stalled.release(warm, null, null));
+            assertTrue(unanswered.getMessage().contains("did not answer the release within the call timeout (2000 ms)"),
+                    unanswered.getMessage());
             // The stalled client's grants (which it never read) end at their deadline: others get the names then.
             Lease later = direct.acquire(req(A, "stall/0", Duration.ofSeconds(3)));
             assertTrue(server.isAlive());

@@ -19,8 +19,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import io.grpc.CallOptions;
@@ -33,6 +35,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.MetadataUtils;
+import io.grpc.stub.StreamObserver;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -47,10 +50,19 @@ import org.leasehold.remote.Protocol;
 import org.leasehold.remote.RemoteCallFailedException;
 import org.leasehold.remote.RemoteClientConfig;
 import org.leasehold.remote.RemoteLeaseService;
+import org.leasehold.remote.proto.AcquireRequest;
 import org.leasehold.remote.proto.AdvanceTestClockRequest;
 import org.leasehold.remote.proto.EchoRequest;
+import org.leasehold.remote.proto.Holder;
 import org.leasehold.remote.proto.InfoRequest;
+import org.leasehold.remote.proto.LeaseError;
+import org.leasehold.remote.proto.LeaseRef;
 import org.leasehold.remote.proto.LeaseholdGrpc;
+import org.leasehold.remote.proto.ReleaseRequest;
+import org.leasehold.remote.proto.RenewRequest;
+import org.leasehold.remote.proto.SessionReply;
+import org.leasehold.remote.proto.SessionRequest;
+import org.leasehold.remote.proto.UpgradeRequest;
 
 /**
  * What the server refuses, and that it stays up and keeps answering a well-behaved client after each refusal:
@@ -192,6 +204,80 @@ class ServerGuardsTest {
         assertTrue(garbage.getStatus().getDescription().contains("not a valid leasehold.v1.InfoRequest"),
                 garbage.getStatus().toString());
         assertStillServing();
+    }
+
+    @Test
+    void badHeldLeaseRequestsOnTheSessionStreamAreAnsweredInBandAndTheStreamGoesOn() throws Exception {
+        ManagedChannel ch = channel();
+        Metadata h = new Metadata();
+        h.put(Protocol.VERSION_HEADER, "1");
+        h.put(Protocol.AUTHORIZATION, "Bearer " + TOKEN_APP);
+        BlockingQueue<Object> replies = new LinkedBlockingQueue<>();
+        StreamObserver<SessionRequest> session = LeaseholdGrpc.newStub(ch)
+                .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(h)).session(new StreamObserver<>() {
+                    @Override
+                    public void onNext(SessionReply r) {
+                        replies.add(r);
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        replies.add(t);
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        replies.add("completed");
+                    }
+                });
+        Holder me = Holder.newBuilder().setProcess("guards").setOwner("stream").build();
+        // One name, no generation: the reference cannot be decoded.
+        session.onNext(SessionRequest.newBuilder().setRequestId(1).setRelease(ReleaseRequest.newBuilder()
+                .setLease(LeaseRef.newBuilder().setHolder(me).addNames("tenant/s"))).build());
+        SessionReply undecodable = reply(replies, 1);
+        assertEquals(LeaseError.Kind.INVALID, undecodable.getError().getKind());
+        assertTrue(undecodable.getError().getMessage().contains("release request cannot be decoded")
+                && undecodable.getError().getMessage().contains("one generation per name"), undecodable.toString());
+        // A name outside the caller's namespaces.
+        session.onNext(SessionRequest.newBuilder().setRequestId(2).setRenew(RenewRequest.newBuilder()
+                .setLease(LeaseRef.newBuilder().setHolder(me).addNames("billing/1").addGenerations(1)
+                        .setDeadlineMicros(1)).setDeadlineMicros(2)).build());
+        SessionReply denied = reply(replies, 2);
+        assertEquals(LeaseError.Kind.PERMISSION_DENIED, denied.getError().getKind());
+        assertEquals("billing/1", denied.getError().getName());
+        // A lease the server never granted.
+        session.onNext(SessionRequest.newBuilder().setRequestId(3).setUpgrade(UpgradeRequest.newBuilder()
+                .setLease(LeaseRef.newBuilder().setHolder(me).addNames("tenant/never").addGenerations(5)
+                        .setDeadlineMicros(Long.MAX_VALUE / 2))).build());
+        assertTrue(reply(replies, 3).hasError(), "upgrading a lease never granted is refused");
+        // A message with no request in it.
+        session.onNext(SessionRequest.newBuilder().setRequestId(4).build());
+        assertEquals(LeaseError.Kind.INVALID, ((SessionReply) replies.poll(5, TimeUnit.SECONDS)).getError().getKind());
+        // The same stream still echoes, grants, and releases.
+        session.onNext(SessionRequest.newBuilder().setRequestId(5).setEcho(EchoRequest.newBuilder()
+                .setPayload(com.google.protobuf.ByteString.copyFromUtf8("still here"))).build());
+        assertEquals("still here", reply(replies, 5).getEcho().toStringUtf8());
+        session.onNext(SessionRequest.newBuilder().setAcquire(AcquireRequest.newBuilder().setHolder(me)
+                .addNames("tenant/s").setRequestId(6)).build());
+        SessionReply granted = reply(replies, 6);
+        assertTrue(granted.hasLease(), granted.toString());
+        session.onNext(SessionRequest.newBuilder().setRequestId(7).setRelease(ReleaseRequest.newBuilder()
+                .setLease(LeaseRef.newBuilder().setHolder(me).addNames("tenant/s")
+                        .addGenerations(granted.getLease().getGrants(0).getGeneration())
+                        .setDeadlineMicros(granted.getLease().getDeadlineMicros()))).build());
+        SessionReply released = reply(replies, 7);
+        assertEquals(SessionReply.ResultCase.ENDED_AT_MICROS, released.getResultCase(), released.toString());
+        assertTrue(released.getEndedAtMicros() >= granted.getLease().getGrantedAtMicros());
+        session.onCompleted();
+        assertEquals("completed", replies.poll(5, TimeUnit.SECONDS));
+        assertStillServing();
+    }
+
+    private static SessionReply reply(BlockingQueue<Object> replies, long id) throws InterruptedException {
+        Object r = replies.poll(5, TimeUnit.SECONDS);
+        assertTrue(r instanceof SessionReply, "an answer on the open stream, not " + r);
+        assertEquals(id, ((SessionReply) r).getRequestId(), r.toString());
+        return (SessionReply) r;
     }
 
     @Test

@@ -1,8 +1,11 @@
 package org.leasehold.remote;
 
 import java.util.Map;
+import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
@@ -11,8 +14,10 @@ import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseException;
 import org.leasehold.lease.LeaseServiceUnavailableException;
 import org.leasehold.remote.proto.AcquireRequest;
+import org.leasehold.remote.proto.SessionReplies;
 import org.leasehold.remote.proto.SessionReply;
 import org.leasehold.remote.proto.SessionRequest;
+import org.leasehold.remote.proto.SessionRequests;
 import org.leasehold.remote.proto.WithdrawRequest;
 
 /**
@@ -92,58 +97,55 @@ final class AcquireSession {
 
     /**
      * Registers {@code future} under {@code id} on the current stream (opening one if needed) and sends
-     * {@code message}; if the stream cannot be opened or the message cannot be sent, the future fails at once.
+     * {@code message}; if the stream cannot be opened or the message cannot be sent, the future fails.
      */
-    private synchronized <T> void send(long id, CompletableFuture<T> future, Map<Long, Open<T>> registry,
-            SessionRequest message) {
-        if (closed) {
-            future.completeExceptionally(new LeaseServiceUnavailableException(null, "the acquisition session to lease "
-                    + "server " + endpoint.address + " is closed"));
-            return;
-        }
-        Stream s = current;
-        if (s == null) {
-            endpoint.nudge();
-            s = new Stream();
-            StreamObserver<SessionRequest> out;
-            try {
-                out = endpoint.async.session(s);
-            } catch (RuntimeException e) {
-                future.completeExceptionally(endpoint.failure(Status.fromThrowable(e)));
+    private <T> void send(long id, CompletableFuture<T> future, Map<Long, Open<T>> registry, SessionRequest message) {
+        Stream s;
+        synchronized (this) {
+            if (closed) {
+                future.completeExceptionally(new LeaseServiceUnavailableException(null, "the session to lease server "
+                        + endpoint.address + " is closed"));
                 return;
             }
-            if (s.ended) {
-                // Closed while being opened (unreachable server): report that, and open a new one next time.
-                future.completeExceptionally(s.failure);
-                return;
+            s = current;
+            if (s == null) {
+                endpoint.nudge();
+                s = new Stream();
+                StreamObserver<SessionRequests> out;
+                try {
+                    out = endpoint.async.session(s);
+                } catch (RuntimeException e) {
+                    future.completeExceptionally(endpoint.failure(Status.fromThrowable(e)));
+                    return;
+                }
+                if (s.ended) {
+                    // Closed while being opened (unreachable server): report that, and open a new one next time.
+                    future.completeExceptionally(s.failure);
+                    return;
+                }
+                s.out = out;
+                current = s;
             }
-            s.out = out;
-            current = s;
+            registry.put(id, new Open<>(future, s));
+            // Queued under the lock: messages go out in the order they were registered.
+            s.outbox.add(message);
         }
-        Open<T> open = new Open<>(future, s);
-        registry.put(id, open);
-        try {
-            s.out.onNext(message);
-        } catch (RuntimeException e) {
-            LeaseException failure = endpoint.failure(Status.fromThrowable(e));
-            registry.remove(id, open);
-            future.completeExceptionally(failure);
-            s.end(failure);
-            try {
-                s.out.onError(e);
-            } catch (RuntimeException ignored) {
-                // Already broken: nothing more to tell the transport.
-            }
-        }
+        s.flush();
     }
 
-    synchronized void close() {
-        closed = true;
-        Stream s = current;
-        current = null;
+    void close() {
+        Stream s;
+        synchronized (this) {
+            closed = true;
+            s = current;
+            current = null;
+        }
+        // Outside the session's lock: a stream's lock is never taken while holding it.
         if (s != null) {
             try {
-                s.out.onCompleted();
+                synchronized (s) {
+                    s.out.onCompleted();
+                }
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-3102 closing the session to {0}: {1}", endpoint.address,
                         e.getMessage());
@@ -151,12 +153,68 @@ final class AcquireSession {
         }
     }
 
-    /** One opened {@code Session} call: its replies, and its end. */
-    private final class Stream implements StreamObserver<SessionReply> {
+    /** One opened {@code Session} call: its outgoing queue, its replies, and its end. */
+    private final class Stream implements StreamObserver<SessionReplies> {
         /** Set once opened (under the session's lock). */
-        StreamObserver<SessionRequest> out;
+        StreamObserver<SessionRequests> out;
         volatile boolean ended;
         volatile LeaseException failure;
+        final Queue<SessionRequest> outbox = new ConcurrentLinkedQueue<>();
+        private final AtomicBoolean flushing = new AtomicBoolean();
+
+        /**
+         * Sends what is queued, joining the requests queued meanwhile into one message (up to
+         * {@link Protocol#BATCH_BYTES}): one thread sends at a time, and while it does, others' requests queue up for
+         * its next message. A thread that finds another sending leaves its request to it.
+         */
+        void flush() {
+            while (!outbox.isEmpty() && flushing.compareAndSet(false, true)) {
+                try {
+                    SessionRequests.Builder batch = null;
+                    int bytes = 0;
+                    SessionRequest m;
+                    while ((m = outbox.poll()) != null) {
+                        int size = m.getSerializedSize();
+                        if (batch != null && bytes + size > Protocol.BATCH_BYTES) {
+                            emit(batch);
+                            batch = null;
+                        }
+                        if (batch == null) {
+                            batch = SessionRequests.newBuilder();
+                            bytes = 0;
+                        }
+                        batch.addRequests(m);
+                        bytes += size;
+                    }
+                    if (batch != null) {
+                        emit(batch);
+                    }
+                } finally {
+                    flushing.set(false);
+                }
+                // A request queued after the last poll but before the flag was cleared is sent by the next round.
+            }
+        }
+
+        private void emit(SessionRequests.Builder batch) {
+            if (ended) {
+                return; // its requests have failed with the stream's end
+            }
+            try {
+                synchronized (this) {
+                    out.onNext(batch.build());
+                }
+            } catch (RuntimeException e) {
+                end(endpoint.failure(Status.fromThrowable(e)));
+                try {
+                    synchronized (this) {
+                        out.onError(e);
+                    }
+                } catch (RuntimeException ignored) {
+                    // Already broken: nothing more to tell the transport.
+                }
+            }
+        }
 
         /** Marks this stream ended (no new request goes out on it) and fails every request still open on it. */
         void end(LeaseException why) {
@@ -188,7 +246,13 @@ final class AcquireSession {
         }
 
         @Override
-        public void onNext(SessionReply r) {
+        public void onNext(SessionReplies batch) {
+            for (SessionReply r : batch.getRepliesList()) {
+                answer(r);
+            }
+        }
+
+        private void answer(SessionReply r) {
             long id = r.getRequestId();
             Open<SessionReply> call = calls.remove(id);
             if (call != null) {

@@ -15,6 +15,15 @@ public final class Protocol {
     public static final Metadata.Key<String> AUTHORIZATION =
             Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
 
+    /**
+     * The most a sender puts into one session message (a batch of requests or answers) by joining several; a single
+     * request or answer larger than this goes alone. Below the smallest message limit either side accepts (64 KiB).
+     */
+    public static final int BATCH_BYTES = 32 * 1024;
+
+    /** The smallest inbound message limit either side may be configured with. */
+    public static final int MIN_MESSAGE_LIMIT = 64 * 1024;
+
     private Protocol() {
     }
 }

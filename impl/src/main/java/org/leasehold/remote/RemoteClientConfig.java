@@ -209,9 +209,10 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
         requirePositive("callTimeout", callTimeout);
         requirePositive("keepAliveTime", keepAliveTime);
         requirePositive("clockSyncInterval", clockSyncInterval);
-        if (maxInboundMessageBytes < 1024) {
+        if (maxInboundMessageBytes < Protocol.MIN_MESSAGE_LIMIT) {
             throw new IllegalArgumentException("maxInboundMessageBytes is " + maxInboundMessageBytes
-                    + "; use at least 1024 (default 16 MiB)");
+                    + "; use at least " + Protocol.MIN_MESSAGE_LIMIT + " (the server batches answers up to "
+                    + Protocol.BATCH_BYTES + " bytes a message; default 16 MiB)");
         }
         return this;
     }

@@ -2,12 +2,15 @@ package org.leasehold.server;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.grpc.Status;
@@ -49,8 +52,10 @@ import org.leasehold.remote.proto.ReleaseRequest;
 import org.leasehold.remote.proto.RenewRequest;
 import org.leasehold.remote.proto.ResetForTestRequest;
 import org.leasehold.remote.proto.UpgradeRequest;
+import org.leasehold.remote.proto.SessionReplies;
 import org.leasehold.remote.proto.SessionReply;
 import org.leasehold.remote.proto.SessionRequest;
+import org.leasehold.remote.proto.SessionRequests;
 import org.leasehold.server.AccessControl.Permission;
 import org.leasehold.time.Micros;
 
@@ -125,26 +130,23 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
     // ------------------------------------------------------------------------------------------------ acquire
 
     @Override
-    public StreamObserver<SessionRequest> session(StreamObserver<SessionReply> responses) {
-        ServerCallStreamObserver<SessionReply> call = (ServerCallStreamObserver<SessionReply>) responses;
+    public StreamObserver<SessionRequests> session(StreamObserver<SessionReplies> responses) {
+        ServerCallStreamObserver<SessionReplies> call = (ServerCallStreamObserver<SessionReplies>) responses;
         Session session = new Session(call, principal(), CallGate.CONNECTION.get());
         call.setOnCancelHandler(session::end);
         return new StreamObserver<>() {
             @Override
-            public void onNext(SessionRequest r) {
-                switch (r.getRequestCase()) {
-                    case ACQUIRE -> session.acquire(r.getAcquire());
-                    case WITHDRAW -> session.withdraw(r.getWithdraw().getRequestId());
-                    case RELEASE -> session.release(r.getRequestId(), r.getRelease());
-                    case RENEW -> session.renew(r.getRequestId(), r.getRenew());
-                    case UPGRADE -> session.upgrade(r.getRequestId(), r.getUpgrade());
-                    case ECHO -> session.send(SessionReply.newBuilder().setRequestId(r.getRequestId())
-                            .setEcho(r.getEcho().getPayload()).build());
-                    default -> session.send(SessionReply.newBuilder().setError(ProtoCodec.error(
-                            new InvalidLeaseRequestException(InvalidLeaseRequestException.Reason.NULL_ARGUMENT,
-                                    "the session message carries no request this server knows (field "
-                                            + r.getRequestCase() + "): use a client of protocol version "
-                                            + Protocol.VERSION))).build());
+            public void onNext(SessionRequests batch) {
+                // The answers to a batch go out together when it has been handled (grants made meanwhile for this
+                // session's waiting requests, by other sessions' releases, join them).
+                session.batching = true;
+                try {
+                    for (SessionRequest r : batch.getRequestsList()) {
+                        handle(session, r);
+                    }
+                } finally {
+                    session.batching = false;
+                    session.flush();
                 }
             }
 
@@ -161,32 +163,111 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
         };
     }
 
-    /** One client's acquisition stream: its waiting requests, answered in completion order. */
+    private static void handle(Session session, SessionRequest r) {
+        switch (r.getRequestCase()) {
+            case ACQUIRE -> session.acquire(r.getAcquire());
+            case WITHDRAW -> session.withdraw(r.getWithdraw().getRequestId());
+            case RELEASE -> session.release(r.getRequestId(), r.getRelease());
+            case RENEW -> session.renew(r.getRequestId(), r.getRenew());
+            case UPGRADE -> session.upgrade(r.getRequestId(), r.getUpgrade());
+            case ECHO -> session.send(SessionReply.newBuilder().setRequestId(r.getRequestId())
+                    .setEcho(r.getEcho().getPayload()).build());
+            default -> session.send(SessionReply.newBuilder().setRequestId(r.getRequestId()).setError(ProtoCodec.error(
+                    new InvalidLeaseRequestException(InvalidLeaseRequestException.Reason.NULL_ARGUMENT,
+                            "the session message carries no request this server knows (field "
+                                    + r.getRequestCase() + "): use a client of protocol version "
+                                    + Protocol.VERSION))).build());
+        }
+    }
+
+    /** An answer waiting to go out; a grant's lease is released if the answer cannot be delivered. */
+    private record Outgoing(SessionReply reply, Lease grant) {
+    }
+
+    /** One client's session stream: its waiting requests, answered in completion order, in batches. */
     private final class Session {
-        private final ServerCallStreamObserver<SessionReply> call;
+        private final ServerCallStreamObserver<SessionReplies> call;
         private final String principal;
         private final CallGate.Connection conn;
         private final Map<Long, CompletableFuture<Lease>> waitingById = new ConcurrentHashMap<>();
+        private final Queue<Outgoing> outbox = new ConcurrentLinkedQueue<>();
+        /** True while the transport thread handles a batch of requests: answers wait for its end, to go out together. */
+        volatile boolean batching;
         private volatile boolean ended;
 
-        Session(ServerCallStreamObserver<SessionReply> call, String principal, CallGate.Connection conn) {
+        Session(ServerCallStreamObserver<SessionReplies> call, String principal, CallGate.Connection conn) {
             this.call = call;
             this.principal = principal;
             this.conn = conn;
         }
 
-        /** Sends one answer; the stream observer is not thread-safe, and answers come from many threads. */
-        synchronized boolean send(SessionReply reply) {
+        boolean send(SessionReply reply) {
+            return send(reply, null);
+        }
+
+        /**
+         * Queues one answer and, unless a batch of requests is being handled (its end sends everything), sends what is
+         * queued. False if the session has already ended (the answer cannot be delivered).
+         */
+        boolean send(SessionReply reply, Lease grant) {
             if (ended) {
                 return false;
             }
+            outbox.add(new Outgoing(reply, grant));
+            // Read after adding: the transport thread clears the flag before its final flush, so it sees this answer.
+            if (!batching) {
+                flush();
+            }
+            return true;
+        }
+
+        /** Sends every queued answer, at most {@link Protocol#BATCH_BYTES} a message; the observer is not thread-safe. */
+        synchronized void flush() {
+            SessionReplies.Builder batch = null;
+            List<Lease> grants = new ArrayList<>();
+            int bytes = 0;
+            Outgoing o;
+            while ((o = outbox.poll()) != null) {
+                if (ended) {
+                    undeliverable(o.grant, "its session ended before the grant could be sent");
+                    continue;
+                }
+                int size = o.reply.getSerializedSize();
+                if (batch != null && bytes + size > Protocol.BATCH_BYTES) {
+                    emit(batch, grants);
+                    batch = null;
+                }
+                if (batch == null) {
+                    batch = SessionReplies.newBuilder();
+                    grants.clear();
+                    bytes = 0;
+                }
+                batch.addReplies(o.reply);
+                bytes += size;
+                if (o.grant != null) {
+                    grants.add(o.grant);
+                }
+            }
+            if (batch != null) {
+                emit(batch, grants);
+            }
+        }
+
+        private void emit(SessionReplies.Builder batch, List<Lease> grants) {
             try {
-                call.onNext(reply);
-                return true;
+                call.onNext(batch.build());
             } catch (RuntimeException gone) {
-                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2102 answer to a gone session dropped: {0}",
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2102 answers to a gone session dropped: {0}",
                         gone.getMessage());
-                return false;
+                for (Lease g : grants) {
+                    undeliverable(g, "its session was gone when the grant was sent");
+                }
+            }
+        }
+
+        private void undeliverable(Lease grant, String why) {
+            if (grant != null) {
+                releaseUnwanted(grant, why);
             }
         }
 
@@ -210,6 +291,8 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
                 f.cancel(false);
             }
             runDueTestTimers();
+            // Answers still queued cannot be delivered: release their grants.
+            flush();
         }
 
         private void error(long id, LeaseException e, long start) {
@@ -358,7 +441,7 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
                 failure = unwrap(e);
             }
             if (lease != null) {
-                if (send(SessionReply.newBuilder().setRequestId(id).setLease(ProtoCodec.lease(lease)).build())) {
+                if (send(SessionReply.newBuilder().setRequestId(id).setLease(ProtoCodec.lease(lease)).build(), lease)) {
                     done("acquire", "granted", start);
                 } else {
                     releaseUnwanted(lease, "its session ended before the grant could be sent");

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.time.Instant;
 
 import org.leasehold.engine.EngineConfig;
+import org.leasehold.remote.Protocol;
 
 /**
  * Everything a {@link LeaseServer} needs, as {@link LeaseServerMain} parsed it from flags, environment and file.
@@ -48,8 +49,10 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
             throw new IllegalArgumentException("--max-waiters, --max-waiters-per-connection and "
                     + "--max-calls-per-connection must be at least 1");
         }
-        if (maxMessageBytes < 1024) {
-            throw new IllegalArgumentException("--max-message-bytes is " + maxMessageBytes + "; use at least 1024");
+        if (maxMessageBytes < Protocol.MIN_MESSAGE_LIMIT) {
+            throw new IllegalArgumentException("--max-message-bytes is " + maxMessageBytes + "; use at least "
+                    + Protocol.MIN_MESSAGE_LIMIT + " (clients batch requests up to " + Protocol.BATCH_BYTES
+                    + " bytes a message)");
         }
         if ((tlsCert == null) != (tlsKey == null)) {
             throw new IllegalArgumentException("TLS needs both --tls-cert and --tls-key");

@@ -60,8 +60,10 @@ import org.leasehold.remote.proto.LeaseRef;
 import org.leasehold.remote.proto.LeaseholdGrpc;
 import org.leasehold.remote.proto.ReleaseRequest;
 import org.leasehold.remote.proto.RenewRequest;
+import org.leasehold.remote.proto.SessionReplies;
 import org.leasehold.remote.proto.SessionReply;
 import org.leasehold.remote.proto.SessionRequest;
+import org.leasehold.remote.proto.SessionRequests;
 import org.leasehold.remote.proto.UpgradeRequest;
 
 /**
@@ -213,11 +215,11 @@ class ServerGuardsTest {
         h.put(Protocol.VERSION_HEADER, "1");
         h.put(Protocol.AUTHORIZATION, "Bearer " + TOKEN_APP);
         BlockingQueue<Object> replies = new LinkedBlockingQueue<>();
-        StreamObserver<SessionRequest> session = LeaseholdGrpc.newStub(ch)
+        StreamObserver<SessionRequests> stream = LeaseholdGrpc.newStub(ch)
                 .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(h)).session(new StreamObserver<>() {
                     @Override
-                    public void onNext(SessionReply r) {
-                        replies.add(r);
+                    public void onNext(SessionReplies batch) {
+                        replies.addAll(batch.getRepliesList());
                     }
 
                     @Override
@@ -230,45 +232,59 @@ class ServerGuardsTest {
                         replies.add("completed");
                     }
                 });
+        java.util.function.Consumer<SessionRequest> session = r -> stream.onNext(SessionRequests.newBuilder()
+                .addRequests(r).build());
         Holder me = Holder.newBuilder().setProcess("guards").setOwner("stream").build();
         // One name, no generation: the reference cannot be decoded.
-        session.onNext(SessionRequest.newBuilder().setRequestId(1).setRelease(ReleaseRequest.newBuilder()
+        session.accept(SessionRequest.newBuilder().setRequestId(1).setRelease(ReleaseRequest.newBuilder()
                 .setLease(LeaseRef.newBuilder().setHolder(me).addNames("tenant/s"))).build());
         SessionReply undecodable = reply(replies, 1);
         assertEquals(LeaseError.Kind.INVALID, undecodable.getError().getKind());
         assertTrue(undecodable.getError().getMessage().contains("release request cannot be decoded")
                 && undecodable.getError().getMessage().contains("one generation per name"), undecodable.toString());
         // A name outside the caller's namespaces.
-        session.onNext(SessionRequest.newBuilder().setRequestId(2).setRenew(RenewRequest.newBuilder()
+        session.accept(SessionRequest.newBuilder().setRequestId(2).setRenew(RenewRequest.newBuilder()
                 .setLease(LeaseRef.newBuilder().setHolder(me).addNames("billing/1").addGenerations(1)
                         .setDeadlineMicros(1)).setDeadlineMicros(2)).build());
         SessionReply denied = reply(replies, 2);
         assertEquals(LeaseError.Kind.PERMISSION_DENIED, denied.getError().getKind());
         assertEquals("billing/1", denied.getError().getName());
         // A lease the server never granted.
-        session.onNext(SessionRequest.newBuilder().setRequestId(3).setUpgrade(UpgradeRequest.newBuilder()
+        session.accept(SessionRequest.newBuilder().setRequestId(3).setUpgrade(UpgradeRequest.newBuilder()
                 .setLease(LeaseRef.newBuilder().setHolder(me).addNames("tenant/never").addGenerations(5)
                         .setDeadlineMicros(Long.MAX_VALUE / 2))).build());
         assertTrue(reply(replies, 3).hasError(), "upgrading a lease never granted is refused");
         // A message with no request in it.
-        session.onNext(SessionRequest.newBuilder().setRequestId(4).build());
+        session.accept(SessionRequest.newBuilder().setRequestId(4).build());
         assertEquals(LeaseError.Kind.INVALID, ((SessionReply) replies.poll(5, TimeUnit.SECONDS)).getError().getKind());
         // The same stream still echoes, grants, and releases.
-        session.onNext(SessionRequest.newBuilder().setRequestId(5).setEcho(EchoRequest.newBuilder()
+        session.accept(SessionRequest.newBuilder().setRequestId(5).setEcho(EchoRequest.newBuilder()
                 .setPayload(com.google.protobuf.ByteString.copyFromUtf8("still here"))).build());
         assertEquals("still here", reply(replies, 5).getEcho().toStringUtf8());
-        session.onNext(SessionRequest.newBuilder().setAcquire(AcquireRequest.newBuilder().setHolder(me)
+        session.accept(SessionRequest.newBuilder().setAcquire(AcquireRequest.newBuilder().setHolder(me)
                 .addNames("tenant/s").setRequestId(6)).build());
         SessionReply granted = reply(replies, 6);
         assertTrue(granted.hasLease(), granted.toString());
-        session.onNext(SessionRequest.newBuilder().setRequestId(7).setRelease(ReleaseRequest.newBuilder()
+        session.accept(SessionRequest.newBuilder().setRequestId(7).setRelease(ReleaseRequest.newBuilder()
                 .setLease(LeaseRef.newBuilder().setHolder(me).addNames("tenant/s")
                         .addGenerations(granted.getLease().getGrants(0).getGeneration())
                         .setDeadlineMicros(granted.getLease().getDeadlineMicros()))).build());
         SessionReply released = reply(replies, 7);
         assertEquals(SessionReply.ResultCase.ENDED_AT_MICROS, released.getResultCase(), released.toString());
         assertTrue(released.getEndedAtMicros() >= granted.getLease().getGrantedAtMicros());
-        session.onCompleted();
+        // Several requests in one message: each is answered, the immediate answers in the order asked.
+        stream.onNext(SessionRequests.newBuilder()
+                .addRequests(SessionRequest.newBuilder().setRequestId(8).setEcho(EchoRequest.newBuilder()
+                        .setPayload(com.google.protobuf.ByteString.copyFromUtf8("a"))))
+                .addRequests(SessionRequest.newBuilder().setRequestId(9).setEcho(EchoRequest.newBuilder()
+                        .setPayload(com.google.protobuf.ByteString.copyFromUtf8("b"))))
+                .addRequests(SessionRequest.newBuilder().setAcquire(AcquireRequest.newBuilder().setHolder(me)
+                        .addNames("tenant/t").setRequestId(10)))
+                .build());
+        assertEquals("a", reply(replies, 8).getEcho().toStringUtf8());
+        assertEquals("b", reply(replies, 9).getEcho().toStringUtf8());
+        assertTrue(reply(replies, 10).hasLease());
+        stream.onCompleted();
         assertEquals("completed", replies.poll(5, TimeUnit.SECONDS));
         assertStillServing();
     }

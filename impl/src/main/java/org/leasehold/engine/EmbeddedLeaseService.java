@@ -1285,9 +1285,17 @@ public final class EmbeddedLeaseService implements LeaseService {
         return st;
     }
 
+    /**
+     * The shard of a name: the high bits of the name's hash times the golden ratio. Not the low bits HashMap indexes
+     * by: with those, every name of a shard would share its bucket bits in the shard's map, filling 1/shards of the
+     * buckets with long (treeified) chains.
+     */
     private int shardIndex(String name) {
-        int h = name.hashCode();
-        return (h ^ (h >>> 16)) & shardMask;
+        return shardIndex(name, shardMask);
+    }
+
+    static int shardIndex(String name, int shardMask) {
+        return Integer.rotateLeft(name.hashCode() * 0x9E3779B9, 16) & shardMask;
     }
 
     private Shard shardOf(String name) {

@@ -200,4 +200,32 @@ class EmbeddedEngineTest {
         engine.fenceAt(time.now().plusSeconds(5), "confirmed again");
         engine.acquire(LeaseRequest.builder(C, "after-fence").build());
     }
+
+    /**
+     * The names of one shard must not share the bucket bits of the shard's hash map: with the shard picked from the
+     * low hash bits (which HashMap indexes by) 100 000 names over 64 shards filled 1/64 of each map's buckets.
+     */
+    @Test
+    void namesOfOneShardSpreadOverTheirMapsBuckets() {
+        int shards = 64;
+        java.util.List<java.util.Set<Integer>> buckets = new java.util.ArrayList<>();
+        int[] count = new int[shards];
+        for (int i = 0; i < shards; i++) {
+            buckets.add(new java.util.HashSet<>());
+        }
+        for (int i = 0; i < 100_000; i++) {
+            String name = "n" + i;
+            int shard = EmbeddedLeaseService.shardIndex(name, shards - 1);
+            int h = name.hashCode();
+            // The bucket of a HashMap of 4096 buckets (what ~1 600 names grow one to).
+            buckets.get(shard).add((h ^ (h >>> 16)) & 4095);
+            count[shard]++;
+        }
+        for (int i = 0; i < shards; i++) {
+            assertTrue(count[i] > 1_000 && count[i] < 2_200, "shard " + i + " holds " + count[i] + " of 100 000 names");
+            // Random placement of ~1 560 names into 4 096 buckets fills about 1 300 of them.
+            assertTrue(buckets.get(i).size() > 1_000, "shard " + i + "'s " + count[i] + " names use only "
+                    + buckets.get(i).size() + " buckets of 4096");
+        }
+    }
 }

@@ -114,8 +114,8 @@ public final class LeaseServerMain implements Callable<Integer> {
     int maxCallsPerConnection;
 
     @Option(names = "--max-message-bytes", paramLabel = "N", defaultValue = "1048576",
-            description = "Largest request accepted; larger ones are refused (RESOURCE_EXHAUSTED). "
-                    + "Default: ${DEFAULT-VALUE}.")
+            description = "Largest request message accepted; larger ones are refused (RESOURCE_EXHAUSTED). At least "
+                    + "65536 (clients batch session requests up to 32 KiB a message). Default: ${DEFAULT-VALUE}.")
     int maxMessageBytes;
 
     @Option(names = "--tls-cert", paramLabel = "PEM", description = "Server certificate chain (PEM); turns TLS on.")

@@ -65,6 +65,11 @@ public final class PeerBenchmark implements Callable<Integer> {
     String duration;
     @Option(names = "--warmup", defaultValue = "5s", description = "Warm-up before each measured run (default: ${DEFAULT-VALUE})")
     String warmup;
+    @Option(names = "--first-warmup", defaultValue = "20s",
+            description = "Before the first run, each system runs the first workload this long, unmeasured, so that "
+                    + "servers on the JVM (Leasehold, ZooKeeper) are compiled before anything counts; 0s to skip "
+                    + "(default: ${DEFAULT-VALUE}; --quick skips it)")
+    String firstWarmup;
     @Option(names = "--runs", defaultValue = "3", description = "Runs of every system and workload (default: ${DEFAULT-VALUE})")
     int runs;
     @Option(names = "--quick",
@@ -115,6 +120,16 @@ public final class PeerBenchmark implements Callable<Integer> {
                     + "--leasehold, --redis, --etcd, --zookeeper, --postgres");
         }
         Files.createDirectories(out);
+        Duration prewarm = quick ? Duration.ZERO : RemoteClientConfig.duration("--first-warmup", firstWarmup);
+        if (!prewarm.isZero() && !prewarm.isNegative()) {
+            for (String s : chosen) {
+                try (LockClient<?> client = open(s, plan.get(0).threads())) {
+                    System.out.printf(Locale.ROOT, "warming %s up: %s %d s, not counted%n", s, plan.get(0).label(),
+                            prewarm.toSeconds());
+                    TrialRunner.run(client, plan.get(0), 0, prewarm, Duration.ofSeconds(1));
+                }
+            }
+        }
         ResultTable table = new ResultTable();
         for (int run = 1; run <= runCount; run++) {
             for (Workload w : plan) {
@@ -134,8 +149,9 @@ public final class PeerBenchmark implements Callable<Integer> {
         String subtitle = runCount + (runCount == 1 ? " run" : " runs") + " × " + measured.toSeconds() + " s";
         Files.writeString(out.resolve("results.csv"), table.summaryCsv());
         StringBuilder md = new StringBuilder("# Lease server against peers\n\n");
-        md.append(String.format(Locale.ROOT, "%d run(s) of every system and workload, %d ms warm-up and %d ms measured each.%n%n",
-                runCount, warm.toMillis(), measured.toMillis()));
+        md.append(String.format(Locale.ROOT, "%d run(s) of every system and workload, %d ms warm-up and %d ms measured each"
+                + " (before the first, %d ms of the first workload per system, not counted).%n%n", runCount, warm.toMillis(),
+                measured.toMillis(), prewarm.toMillis()));
         for (Workload w : plan) {
             md.append("- ").append(w.label()).append(": ").append(w.describe()).append('\n');
         }

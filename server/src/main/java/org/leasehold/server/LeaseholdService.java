@@ -96,8 +96,7 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
     }
 
     private void done(String op, String outcome, long startNanos) {
-        metrics.ops.labelValues(op, outcome).inc();
-        metrics.latency.labelValues(op).observe((System.nanoTime() - startNanos) / 1e9);
+        metrics.answered(op, outcome, (System.nanoTime() - startNanos) / 1e9);
     }
 
     static String outcome(Throwable e) {

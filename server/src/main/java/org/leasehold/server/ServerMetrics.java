@@ -2,7 +2,11 @@ package org.leasehold.server;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
+import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.Histogram;
@@ -37,6 +41,27 @@ final class ServerMetrics {
             .help("1 while the server grants nothing after its start (quiet period), else 0").register(registry);
 
     private final PrometheusTextFormatWriter writer = new PrometheusTextFormatWriter(false);
+    /** The data points of {@link #ops} and {@link #latency} by label, looked up without allocating on every call. */
+    private final Map<String, Map<String, CounterDataPoint>> opCounts = new ConcurrentHashMap<>();
+    private final Map<String, DistributionDataPoint> opLatencies = new ConcurrentHashMap<>();
+
+    /** Counts one answered operation and its latency. */
+    void answered(String op, String outcome, double seconds) {
+        Map<String, CounterDataPoint> byOutcome = opCounts.get(op);
+        if (byOutcome == null) {
+            byOutcome = opCounts.computeIfAbsent(op, k -> new ConcurrentHashMap<>());
+        }
+        CounterDataPoint count = byOutcome.get(outcome);
+        if (count == null) {
+            count = byOutcome.computeIfAbsent(outcome, o -> ops.labelValues(op, o));
+        }
+        count.inc();
+        DistributionDataPoint l = opLatencies.get(op);
+        if (l == null) {
+            l = opLatencies.computeIfAbsent(op, o -> latency.labelValues(o));
+        }
+        l.observe(seconds);
+    }
 
     /** The current metrics in the Prometheus text format. */
     byte[] scrape() throws IOException {

@@ -273,8 +273,12 @@ final class AcquireSession {
                 if (f == null || !f.complete(lease)) {
                     orphans.release(lease);
                 }
-            } else if (f != null) {
+            } else if (f != null && r.hasError()) {
                 f.completeExceptionally(ProtoCodec.exception(r.getError(), endpoint.address));
+            } else if (f != null) {
+                f.completeExceptionally(new LeaseException("lease server " + endpoint.address + " answered the "
+                        + "acquisition with " + r.getResultCase() + " where a lease or an error was due; is it a server "
+                        + "of another release? Use matching client and server versions"));
             }
         }
 

@@ -673,7 +673,8 @@ public final class RemoteLeaseService implements LeaseService {
             if (deadline != null) {
                 b.setDeadlineMicros(ProtoCodec.micros(deadline));
             }
-            SessionReply r = onSession(p.endpoint, "upgrade", SessionRequest.newBuilder().setUpgrade(b).build());
+            SessionReply r = onSession(p.endpoint, "upgrade", SessionRequest.newBuilder().setUpgrade(b).build(),
+                    SessionReply.ResultCase.LEASE);
             done.add(new Part(p.endpoint, ProtoCodec.lease(r.getLease())));
         }
         return merge(lease, parts, done);
@@ -692,7 +693,8 @@ public final class RemoteLeaseService implements LeaseService {
             if (metadata != null) {
                 b.setMetadata(metadata);
             }
-            SessionReply r = onSession(p.endpoint, "renewal", SessionRequest.newBuilder().setRenew(b).build());
+            SessionReply r = onSession(p.endpoint, "renewal", SessionRequest.newBuilder().setRenew(b).build(),
+                    SessionReply.ResultCase.LEASE);
             done.add(new Part(p.endpoint, ProtoCodec.lease(r.getLease())));
         }
         return merge(lease, parts, done);
@@ -700,9 +702,11 @@ public final class RemoteLeaseService implements LeaseService {
 
     /**
      * Sends a request the server answers at once (release, renew, upgrade, echo) on {@code e}'s session stream and
-     * waits up to the call timeout for the answer; an error answer is thrown as the API's exception.
+     * waits up to the call timeout for the answer; an error answer is thrown as the API's exception, and an answer of
+     * another kind than {@code expected} as a failed call.
      */
-    private SessionReply onSession(Endpoint e, String what, SessionRequest request) throws LeaseException {
+    private SessionReply onSession(Endpoint e, String what, SessionRequest request, SessionReply.ResultCase expected)
+            throws LeaseException {
         long id = nextRequestId();
         AcquireSession session = e.session(lease -> releaseQuietly(e, lease));
         CompletableFuture<SessionReply> f = session.call(id, request);
@@ -730,6 +734,11 @@ public final class RemoteLeaseService implements LeaseService {
         }
         if (r.hasError()) {
             throw ProtoCodec.exception(r.getError(), e.address);
+        }
+        if (r.getResultCase() != expected) {
+            throw new LeaseException("lease server " + e.address + " answered the " + what + " with " + r.getResultCase()
+                    + " where " + expected + " was due; is it a server of another release? Use matching client and "
+                    + "server versions");
         }
         return r;
     }
@@ -770,7 +779,8 @@ public final class RemoteLeaseService implements LeaseService {
                 b.setMetadata(metadata);
             }
             try {
-                SessionReply r = onSession(p.endpoint, "release", SessionRequest.newBuilder().setRelease(b).build());
+                SessionReply r = onSession(p.endpoint, "release", SessionRequest.newBuilder().setRelease(b).build(),
+                        SessionReply.ResultCase.ENDED_AT_MICROS);
                 Instant at = ProtoCodec.instant(r.getEndedAtMicros());
                 // The lease as a whole ended when its first part did (the others follow within this call).
                 ended = ended == null || at.isBefore(ended) ? at : ended;
@@ -808,7 +818,8 @@ public final class RemoteLeaseService implements LeaseService {
         }
         Endpoint e = route(name).get(0);
         long t0 = local.nowMicros();
-        onSession(e, "echo", SessionRequest.newBuilder().setEcho(EchoRequest.getDefaultInstance()).build());
+        onSession(e, "echo", SessionRequest.newBuilder().setEcho(EchoRequest.getDefaultInstance()).build(),
+                SessionReply.ResultCase.ECHO);
         return Duration.ofNanos((local.nowMicros() - t0) * 1_000L);
     }
 

@@ -179,6 +179,11 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
         }
     }
 
+    /** An operation on a held lease, as answered on the session stream. */
+    private interface HeldCall {
+        SessionReply.Builder apply(Lease lease) throws LeaseException;
+    }
+
     /** An answer waiting to go out; a grant's lease is released if the answer cannot be delivered. */
     private record Outgoing(SessionReply reply, Lease grant) {
     }
@@ -322,47 +327,32 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
         }
 
         void release(long id, ReleaseRequest req) {
-            long start = System.nanoTime();
-            Lease lease = held(id, req.getLease(), "release", start);
-            if (lease == null) {
-                return;
-            }
-            try {
-                Instant ended = releaseHeld(lease, req);
-                send(SessionReply.newBuilder().setRequestId(id).setEndedAtMicros(Micros.of(ended)).build());
-                done("release", "ok", start);
-            } catch (LeaseException e) {
-                error(id, "release", e, start);
-            }
+            onHeld(id, req.getLease(), "release",
+                    lease -> SessionReply.newBuilder().setEndedAtMicros(Micros.of(releaseHeld(lease, req))));
         }
 
         void renew(long id, RenewRequest req) {
-            long start = System.nanoTime();
-            Lease lease = held(id, req.getLease(), "renew", start);
-            if (lease == null) {
-                return;
-            }
-            try {
-                Lease renewed = renewHeld(lease, req);
-                send(SessionReply.newBuilder().setRequestId(id).setLease(ProtoCodec.lease(renewed)).build());
-                done("renew", "ok", start);
-            } catch (LeaseException e) {
-                error(id, "renew", e, start);
-            }
+            onHeld(id, req.getLease(), "renew",
+                    lease -> SessionReply.newBuilder().setLease(ProtoCodec.lease(renewHeld(lease, req))));
         }
 
         void upgrade(long id, UpgradeRequest req) {
+            onHeld(id, req.getLease(), "upgrade",
+                    lease -> SessionReply.newBuilder().setLease(ProtoCodec.lease(upgradeHeld(lease, req))));
+        }
+
+        /** Runs an operation on a held lease and answers with its result or its error. */
+        private void onHeld(long id, LeaseRef ref, String op, HeldCall call) {
             long start = System.nanoTime();
-            Lease lease = held(id, req.getLease(), "upgrade", start);
+            Lease lease = held(id, ref, op, start);
             if (lease == null) {
                 return;
             }
             try {
-                Lease up = upgradeHeld(lease, req);
-                send(SessionReply.newBuilder().setRequestId(id).setLease(ProtoCodec.lease(up)).build());
-                done("upgrade", "ok", start);
+                send(call.apply(lease).setRequestId(id).build());
+                done(op, "ok", start);
             } catch (LeaseException e) {
-                error(id, "upgrade", e, start);
+                error(id, op, e, start);
             }
         }
 

@@ -25,13 +25,18 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  *       service time, unless both are shared. A lease holds from its grant to its release, or to its last known
  *       deadline when it was never released.
  *   <li><b>Invariant 2.</b> No generation of a name is granted twice; a grant with a higher generation is never
- *       granted earlier.
+ *       granted earlier. A record may carry {@code requestedAt} (the client's estimate of service time when it asked):
+ *       a lease taken part by part on several servers (during a migration) reports its latest part's grant time, so
+ *       its generation's own grant lies between the two, and only a higher generation granted before
+ *       {@code requestedAt} (less {@link #CLOCK_ESTIMATE_SLACK}) is a certain violation.
  *   <li><b>Floors.</b> Each grant's floor is at least every watermark released on the name before it was granted and
  *       the deadline of every full lease that expired unreleased before it; its {@code writableFrom} is not before such
  *       a deadline. Watermarks lie in {@code [floor, deadline)} of their lease, and releases are not after the deadline.
  * </ul>
  */
 final class RecordedGrantChecker {
+    /** How far a client's estimate of service time ({@code requestedAt}) may be ahead of the server's clock. */
+    static final java.time.Duration CLOCK_ESTIMATE_SLACK = java.time.Duration.ofMillis(10);
 
     /** One grant of one name, assembled from its events. */
     static final class Grant {
@@ -40,6 +45,8 @@ final class RecordedGrantChecker {
         final String holder;
         final String mode;
         final Instant grantedAt;
+        /** The earliest the grant can have been made: {@code requestedAt} if recorded, else {@link #grantedAt}. */
+        Instant earliest;
         final Instant floor;
         final Instant writableFrom;
         Instant deadline;
@@ -57,6 +64,7 @@ final class RecordedGrantChecker {
             this.mode = mode;
             this.full = full;
             this.grantedAt = grantedAt;
+            this.earliest = grantedAt;
             this.deadline = deadline;
             this.floor = floor;
             this.writableFrom = writableFrom;
@@ -113,9 +121,14 @@ final class RecordedGrantChecker {
                         + source + " to " + e.path("holder").asText());
                 return;
             }
-            grants.put(key, new Grant(name, generation, e.path("holder").asText(), e.path("mode").asText(),
+            Grant added = new Grant(name, generation, e.path("holder").asText(), e.path("mode").asText(),
                     e.path("kind").asText().equals("FULL"), instant(e, "grantedAt"), instant(e, "deadline"),
-                    instant(e, "floor"), instant(e, "writableFrom"), source));
+                    instant(e, "floor"), instant(e, "writableFrom"), source);
+            if (e.hasNonNull("requestedAt")) {
+                Instant requested = instant(e, "requestedAt").minus(CLOCK_ESTIMATE_SLACK);
+                added.earliest = requested.isBefore(added.grantedAt) ? requested : added.grantedAt;
+            }
+            grants.put(key, added);
             return;
         }
         if (g == null) {
@@ -182,7 +195,7 @@ final class RecordedGrantChecker {
         for (int i = 1; i < byGeneration.size(); i++) {
             Grant prev = byGeneration.get(i - 1);
             Grant next = byGeneration.get(i);
-            if (next.grantedAt.isBefore(prev.grantedAt)) {
+            if (next.grantedAt.isBefore(prev.earliest)) {
                 violations.add("invariant 2: " + next + " was granted before " + prev + ", which has a lower generation");
             }
         }

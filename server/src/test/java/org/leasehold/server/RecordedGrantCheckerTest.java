@@ -85,6 +85,20 @@ class RecordedGrantCheckerTest {
         assertTrue(v.stream().anyMatch(s -> s.contains("lower generation")), v.toString());
     }
 
+    /**
+     * A lease taken on two servers reports its later part's grant time; with the request time recorded, a higher
+     * generation granted between the request and that report is no violation, one granted before the request is.
+     */
+    @Test
+    void aPartwiseGrantIsBoundedByItsRequestTime() throws Exception {
+        String partwise = grant(1, "a", "EXCLUSIVE", "TENTATIVE", "02", "03", "00", "02")
+                .replace("}", ",'requestedAt':'2026-01-01T00:00:01Z'}");
+        assertTrue(checker(partwise, grant(2, "b", "EXCLUSIVE", "FULL", "01.5", "01.9", "00", "01.5")).check(false)
+                .stream().noneMatch(s -> s.contains("lower generation")), "granted after the request: possible");
+        List<String> v = checker(partwise, grant(2, "b", "EXCLUSIVE", "FULL", "00.5", "00.9", "00", "00.5")).check(false);
+        assertTrue(v.stream().anyMatch(s -> s.contains("lower generation")), "granted before the request: " + v);
+    }
+
     @Test
     void floorsBelowAWatermarkOrAnExpiredDeadlineAreFound() throws Exception {
         List<String> v = checker(

@@ -29,6 +29,8 @@ final class TestBootstrapContext implements BootstrapContext, AutoCloseable {
     });
     private final TransactionSynchronizationRegistry tsr;
     final AtomicBoolean refuseWork = new AtomicBoolean();
+    /** Work scheduled and not yet finished; guarded by {@code this}. */
+    private int inFlight;
 
     TestBootstrapContext(TransactionSynchronizationRegistry tsr) {
         this.tsr = tsr;
@@ -63,7 +65,19 @@ final class TestBootstrapContext implements BootstrapContext, AutoCloseable {
         @Override
         public void scheduleWork(Work work) throws WorkException {
             check();
-            pool.execute(work);
+            synchronized (TestBootstrapContext.this) {
+                inFlight++;
+            }
+            pool.execute(() -> {
+                try {
+                    work.run();
+                } finally {
+                    synchronized (TestBootstrapContext.this) {
+                        inFlight--;
+                        TestBootstrapContext.this.notifyAll();
+                    }
+                }
+            });
         }
 
         @Override
@@ -105,9 +119,16 @@ final class TestBootstrapContext implements BootstrapContext, AutoCloseable {
     }
 
     /** Waits for queued work to finish (renewals triggered by a clock jump, say). */
-    void drain() throws Exception {
-        pool.submit(() -> { }).get(10, TimeUnit.SECONDS);
-        pool.submit(() -> { }).get(10, TimeUnit.SECONDS);
+    synchronized void drain() throws Exception {
+        // Every piece of scheduled work, on either pool thread (an empty task behind it on the other would not do).
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (inFlight > 0) {
+            long left = until - System.nanoTime();
+            if (left <= 0) {
+                throw new java.util.concurrent.TimeoutException(inFlight + " pieces of work still running after 10 s");
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
     }
 
     @Override

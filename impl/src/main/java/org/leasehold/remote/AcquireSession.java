@@ -80,19 +80,16 @@ final class AcquireSession {
     }
 
     /**
-     * Sends a request answered at once (release, renew, upgrade, echo) tagged with {@code requestId}; the future
+     * Sends a request answered at once (release, renew, upgrade, echo), tagged with {@code requestId}; the future
      * completes with the server's reply, or fails with {@link LeaseServiceUnavailableException} if the stream ends
-     * first (the request may or may not have taken effect).
+     * first (the request may or may not have taken effect). A caller that stops waiting leaves the future: the entry
+     * stays until the answer arrives or the stream ends, so a late answer is recognised and dropped (a late renewal's
+     * lease must not be taken for an unwanted grant and released).
      */
-    CompletableFuture<SessionReply> call(long requestId, SessionRequest request) {
+    CompletableFuture<SessionReply> call(long requestId, SessionRequest.Builder request) {
         CompletableFuture<SessionReply> f = new CompletableFuture<>();
-        send(requestId, f, calls, request.toBuilder().setRequestId(requestId).build());
+        send(requestId, f, calls, request.setRequestId(requestId).build());
         return f;
-    }
-
-    /** Forgets a call that timed out on this side; its answer is dropped if it still arrives. */
-    void forgetCall(long requestId) {
-        calls.remove(requestId);
     }
 
     /**
@@ -270,7 +267,12 @@ final class AcquireSession {
             CompletableFuture<Lease> f = open == null ? null : open.future;
             if (r.hasLease()) {
                 Lease lease = ProtoCodec.lease(r.getLease());
-                if (f == null || !f.complete(lease)) {
+                if (f == null) {
+                    // No acquisition of this stream has this id: not a grant of ours to release.
+                    LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-3103 answer for unknown request {0} from {1} dropped",
+                            Long.toHexString(id), endpoint.address);
+                } else if (!f.complete(lease)) {
+                    // The acquisition was given up (timed out, cancelled) before the grant arrived.
                     orphans.release(lease);
                 }
             } else if (f != null && r.hasError()) {

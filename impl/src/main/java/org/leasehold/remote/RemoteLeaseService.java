@@ -673,7 +673,7 @@ public final class RemoteLeaseService implements LeaseService {
             if (deadline != null) {
                 b.setDeadlineMicros(ProtoCodec.micros(deadline));
             }
-            SessionReply r = onSession(p.endpoint, "upgrade", SessionRequest.newBuilder().setUpgrade(b).build(),
+            SessionReply r = onSession(p.endpoint, "upgrade", SessionRequest.newBuilder().setUpgrade(b),
                     SessionReply.ResultCase.LEASE);
             done.add(new Part(p.endpoint, ProtoCodec.lease(r.getLease())));
         }
@@ -693,7 +693,7 @@ public final class RemoteLeaseService implements LeaseService {
             if (metadata != null) {
                 b.setMetadata(metadata);
             }
-            SessionReply r = onSession(p.endpoint, "renewal", SessionRequest.newBuilder().setRenew(b).build(),
+            SessionReply r = onSession(p.endpoint, "renewal", SessionRequest.newBuilder().setRenew(b),
                     SessionReply.ResultCase.LEASE);
             done.add(new Part(p.endpoint, ProtoCodec.lease(r.getLease())));
         }
@@ -705,8 +705,8 @@ public final class RemoteLeaseService implements LeaseService {
      * waits up to the call timeout for the answer; an error answer is thrown as the API's exception, and an answer of
      * another kind than {@code expected} as a failed call.
      */
-    private SessionReply onSession(Endpoint e, String what, SessionRequest request, SessionReply.ResultCase expected)
-            throws LeaseException {
+    private SessionReply onSession(Endpoint e, String what, SessionRequest.Builder request,
+            SessionReply.ResultCase expected) throws LeaseException {
         long id = nextRequestId();
         AcquireSession session = e.session(lease -> releaseQuietly(e, lease));
         CompletableFuture<SessionReply> f = session.call(id, request);
@@ -721,13 +721,11 @@ public final class RemoteLeaseService implements LeaseService {
             throw new LeaseServiceUnavailableException(null, "the " + what + " at lease server " + e.address
                     + " failed: " + ex.getCause(), ex.getCause());
         } catch (java.util.concurrent.TimeoutException ex) {
-            session.forgetCall(id);
             e.nudge();
             throw new LeaseServiceUnavailableException(null, "lease server " + e.address + " did not answer the " + what
                     + " within the call timeout (" + timeoutMillis + " ms); it may or may not have taken effect: retry, "
                     + "and check that the server runs and the network reaches it");
         } catch (InterruptedException ex) {
-            session.forgetCall(id);
             Thread.currentThread().interrupt();
             throw new LeaseServiceUnavailableException(null, "interrupted while waiting for lease server " + e.address
                     + " to answer the " + what + "; it may or may not have taken effect", ex);
@@ -779,7 +777,7 @@ public final class RemoteLeaseService implements LeaseService {
                 b.setMetadata(metadata);
             }
             try {
-                SessionReply r = onSession(p.endpoint, "release", SessionRequest.newBuilder().setRelease(b).build(),
+                SessionReply r = onSession(p.endpoint, "release", SessionRequest.newBuilder().setRelease(b),
                         SessionReply.ResultCase.ENDED_AT_MICROS);
                 Instant at = ProtoCodec.instant(r.getEndedAtMicros());
                 // The lease as a whole ended when its first part did (the others follow within this call).
@@ -818,7 +816,7 @@ public final class RemoteLeaseService implements LeaseService {
         }
         Endpoint e = route(name).get(0);
         long t0 = local.nowMicros();
-        onSession(e, "echo", SessionRequest.newBuilder().setEcho(EchoRequest.getDefaultInstance()).build(),
+        onSession(e, "echo", SessionRequest.newBuilder().setEcho(EchoRequest.getDefaultInstance()),
                 SessionReply.ResultCase.ECHO);
         return Duration.ofNanos((local.nowMicros() - t0) * 1_000L);
     }

@@ -1,5 +1,6 @@
 package org.leasehold.remote;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
@@ -167,25 +168,7 @@ final class AcquireSession {
         void flush() {
             while (!outbox.isEmpty() && flushing.compareAndSet(false, true)) {
                 try {
-                    SessionRequests.Builder batch = null;
-                    int bytes = 0;
-                    SessionRequest m;
-                    while ((m = outbox.poll()) != null) {
-                        int size = m.getSerializedSize();
-                        if (batch != null && bytes + size > Protocol.BATCH_BYTES) {
-                            emit(batch);
-                            batch = null;
-                        }
-                        if (batch == null) {
-                            batch = SessionRequests.newBuilder();
-                            bytes = 0;
-                        }
-                        batch.addRequests(m);
-                        bytes += size;
-                    }
-                    if (batch != null) {
-                        emit(batch);
-                    }
+                    Batches.drain(outbox, SessionRequest::getSerializedSize, this::emit);
                 } finally {
                     flushing.set(false);
                 }
@@ -193,13 +176,13 @@ final class AcquireSession {
             }
         }
 
-        private void emit(SessionRequests.Builder batch) {
+        private void emit(List<SessionRequest> batch) {
             if (ended) {
                 return; // its requests have failed with the stream's end
             }
             try {
                 synchronized (this) {
-                    out.onNext(batch.build());
+                    out.onNext(SessionRequests.newBuilder().addAllRequests(batch).build());
                 }
             } catch (RuntimeException e) {
                 end(endpoint.failure(Status.fromThrowable(e)));

@@ -2,7 +2,6 @@ package org.leasehold.server;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -31,6 +30,7 @@ import org.leasehold.lease.LeaseRequest;
 import org.leasehold.lease.LeaseServiceUnavailableException;
 import org.leasehold.lease.NameStatus;
 import org.leasehold.lease.StaleLeaseException;
+import org.leasehold.remote.Batches;
 import org.leasehold.remote.ProtoCodec;
 import org.leasehold.remote.Protocol;
 import org.leasehold.remote.proto.AcquireRequest;
@@ -227,44 +227,27 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
 
         /** Sends every queued answer, at most {@link Protocol#BATCH_BYTES} a message; the observer is not thread-safe. */
         synchronized void flush() {
-            SessionReplies.Builder batch = null;
-            List<Lease> grants = new ArrayList<>();
-            int bytes = 0;
-            Outgoing o;
-            while ((o = outbox.poll()) != null) {
-                if (ended) {
-                    undeliverable(o.grant, "its session ended before the grant could be sent");
-                    continue;
-                }
-                int size = o.reply.getSerializedSize();
-                if (batch != null && bytes + size > Protocol.BATCH_BYTES) {
-                    emit(batch, grants);
-                    batch = null;
-                }
-                if (batch == null) {
-                    batch = SessionReplies.newBuilder();
-                    grants.clear();
-                    bytes = 0;
-                }
-                batch.addReplies(o.reply);
-                bytes += size;
-                if (o.grant != null) {
-                    grants.add(o.grant);
-                }
-            }
-            if (batch != null) {
-                emit(batch, grants);
-            }
+            Batches.drain(outbox, o -> o.reply.getSerializedSize(), this::emit);
         }
 
-        private void emit(SessionReplies.Builder batch, List<Lease> grants) {
+        private void emit(List<Outgoing> batch) {
+            if (ended) {
+                for (Outgoing o : batch) {
+                    undeliverable(o.grant, "its session ended before the grant could be sent");
+                }
+                return;
+            }
+            SessionReplies.Builder replies = SessionReplies.newBuilder();
+            for (Outgoing o : batch) {
+                replies.addReplies(o.reply);
+            }
             try {
-                call.onNext(batch.build());
+                call.onNext(replies.build());
             } catch (RuntimeException gone) {
                 LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2102 answers to a gone session dropped: {0}",
                         gone.getMessage());
-                for (Lease g : grants) {
-                    undeliverable(g, "its session was gone when the grant was sent");
+                for (Outgoing o : batch) {
+                    undeliverable(o.grant, "its session was gone when the grant was sent");
                 }
             }
         }

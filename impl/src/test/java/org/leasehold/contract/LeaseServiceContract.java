@@ -99,6 +99,20 @@ public abstract class LeaseServiceContract {
         assertFalse(f.isDone(), "the request should still be waiting, but it completed: " + f);
     }
 
+    /**
+     * Waits until {@code name} has {@code n} waiters: an asynchronous acquisition may still be on its way to a remote
+     * service when the test moves the clock on another connection.
+     */
+    protected void awaitWaiters(String name, int n) {
+        for (int i = 0; i < 10_000; i++) {
+            if (status(name).waiters().size() >= n) {
+                return;
+            }
+            Thread.onSpinWait();
+        }
+        throw new AssertionError("'" + name + "' never had " + n + " waiter(s): " + status(name));
+    }
+
     protected NameStatus status(String name) {
         for (NameStatus s : leases.inspect(name, 1_000)) {
             if (s.name().equals(name)) {
@@ -342,6 +356,7 @@ public abstract class LeaseServiceContract {
     void waitTimesOutWithAClearAnswer() throws Exception {
         take(A, "slow");
         CompletableFuture<Lease> b = leases.acquireAsync(req(B, "slow").waitFor(Duration.ofSeconds(2)).build());
+        awaitWaiters("slow", 1);
         fixture.advance(Duration.ofSeconds(1));
         assertPending(b);
         fixture.advance(Duration.ofSeconds(1));

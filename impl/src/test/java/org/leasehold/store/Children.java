@@ -101,9 +101,13 @@ final class Children {
             stdin.println(line);
         }
 
-        /** kill -9. */
+        /**
+         * kill -9, then every line the child wrote before it died. Through the process handle: {@link
+         * Process#destroyForcibly()} also closes our end of its standard output, and the lines still in the pipe (a
+         * loaded machine reads them late) would be lost.
+         */
         void kill() throws InterruptedException {
-            process.destroyForcibly();
+            process.toHandle().destroyForcibly();
             process.waitFor(30, TimeUnit.SECONDS);
             reader.join(10_000);
         }

@@ -15,6 +15,7 @@ import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseException;
 import org.leasehold.lease.LeaseServiceUnavailableException;
 import org.leasehold.remote.proto.AcquireRequest;
+import org.leasehold.remote.proto.LeaseholdGrpc;
 import org.leasehold.remote.proto.SessionReplies;
 import org.leasehold.remote.proto.SessionReply;
 import org.leasehold.remote.proto.SessionRequest;
@@ -22,9 +23,9 @@ import org.leasehold.remote.proto.SessionRequests;
 import org.leasehold.remote.proto.WithdrawRequest;
 
 /**
- * The client's end of one server's session stream (the {@code Session} call): every thread's acquisitions,
- * withdrawals, releases, renewals, upgrades and echoes go out on it in the order they are made, and the answers come
- * back tagged with their request ids.
+ * The client's end of the session stream (the {@code Session} call) on one connection to a server: every thread's
+ * acquisitions, withdrawals, releases, renewals, upgrades and echoes for the names of this connection go out on it in
+ * the order they are made, and the answers come back tagged with their request ids.
  *
  * <p>The stream is opened on first use and again after it ends. Each opened stream ({@link Stream}) knows whether it
  * has ended and which requests went out on it: its end fails exactly those requests with
@@ -46,6 +47,8 @@ final class AcquireSession {
     }
 
     private final Endpoint endpoint;
+    /** The stub of this session's connection. */
+    private final LeaseholdGrpc.LeaseholdStub stub;
     private final Orphans orphans;
     private final Map<Long, Open<Lease>> pending = new ConcurrentHashMap<>();
     private final Map<Long, Open<Boolean>> withdrawals = new ConcurrentHashMap<>();
@@ -54,8 +57,9 @@ final class AcquireSession {
     private Stream current;
     private boolean closed;
 
-    AcquireSession(Endpoint endpoint, Orphans orphans) {
+    AcquireSession(Endpoint endpoint, LeaseholdGrpc.LeaseholdStub stub, Orphans orphans) {
         this.endpoint = endpoint;
+        this.stub = stub;
         this.orphans = orphans;
     }
 
@@ -111,7 +115,7 @@ final class AcquireSession {
                 s = new Stream();
                 StreamObserver<SessionRequests> out;
                 try {
-                    out = endpoint.async.session(s);
+                    out = stub.session(s);
                 } catch (RuntimeException e) {
                     future.completeExceptionally(endpoint.failure(Status.fromThrowable(e)));
                     return;

@@ -1,6 +1,8 @@
 package org.leasehold.remote;
 
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import javax.net.ssl.SSLException;
@@ -33,23 +35,34 @@ import org.leasehold.time.Micros;
 import org.leasehold.time.TimeSource;
 
 /**
- * One lease server as the client sees it: one HTTP/2 connection (every thread's calls are streams multiplexed on
- * it), the stubs, the server's last {@link InfoReply} and the measured clock offset.
+ * One lease server as the client sees it: its HTTP/2 connections ({@link RemoteClientConfig#connections()}, one by
+ * default; every thread's calls are multiplexed on them), a session stream on each, the stubs, the server's last
+ * {@link InfoReply} and the measured clock offset.
+ *
+ * <p>With several connections a name's calls always take the same one ({@link #lane(String)}): a lease's acquisition,
+ * withdrawal, renewals, upgrade and release stay in order on one stream, and on the server a name's waiters and its
+ * releases are handled by the same event-loop thread. Unary calls (information, clock samples, check, admin views)
+ * use the first.
  */
 final class Endpoint implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Endpoint.class.getName());
 
     final String address;
+    /** The first connection: unary calls. */
     final ManagedChannel channel;
     final LeaseholdGrpc.LeaseholdBlockingStub blocking;
     final LeaseholdGrpc.LeaseholdStub async;
+    /** Every connection, the first included, and the stub for its session stream. */
+    private final ManagedChannel[] channels;
+    private final LeaseholdGrpc.LeaseholdStub[] laneStubs;
+    /** Each connection's session stream, made on first use. Guarded by {@code this} when written. */
+    private final AcquireSession[] sessions;
     private final TimeSource local;
     private final RemoteClientConfig config;
     private final ClockSync clock = new ClockSync();
     private volatile InfoReply info;
     /** Whether the server runs on a test clock, once known (it does not change across its restarts). */
     private volatile Boolean testClock;
-    private volatile AcquireSession session;
     private volatile TimeSource.Timer syncTimer;
     private volatile boolean closed;
 
@@ -57,6 +70,31 @@ final class Endpoint implements AutoCloseable {
         this.address = address;
         this.config = config;
         this.local = local;
+        int n = config.connections();
+        this.channels = new ManagedChannel[n];
+        this.laneStubs = new LeaseholdGrpc.LeaseholdStub[n];
+        this.sessions = new AcquireSession[n];
+        HeaderInterceptor headers = new HeaderInterceptor(config.token());
+        try {
+            for (int i = 0; i < n; i++) {
+                channels[i] = openChannel(address, config);
+                laneStubs[i] = LeaseholdGrpc.newStub(ClientInterceptors.intercept(channels[i], headers));
+            }
+        } catch (RuntimeException e) {
+            for (ManagedChannel c : channels) {
+                if (c != null) {
+                    c.shutdownNow();
+                }
+            }
+            throw e;
+        }
+        this.channel = channels[0];
+        this.blocking = LeaseholdGrpc.newBlockingStub(ClientInterceptors.intercept(channel, headers));
+        this.async = laneStubs[0];
+    }
+
+    /** One HTTP/2 connection (made when first used) to {@code address}, plain or TLS as configured. */
+    private static ManagedChannel openChannel(String address, RemoteClientConfig config) {
         int colon = address.lastIndexOf(':');
         NettyChannelBuilder b = NettyChannelBuilder.forAddress(address.substring(0, colon),
                 Integer.parseInt(address.substring(colon + 1)))
@@ -83,10 +121,17 @@ final class Endpoint implements AutoCloseable {
         } else {
             b.usePlaintext();
         }
-        this.channel = b.build();
-        Channel intercepted = ClientInterceptors.intercept(channel, new HeaderInterceptor(config.token()));
-        this.blocking = LeaseholdGrpc.newBlockingStub(intercepted);
-        this.async = LeaseholdGrpc.newStub(intercepted);
+        return b.build();
+    }
+
+    /** The connection a name's calls take: a hash of the name over {@link RemoteClientConfig#connections()}. */
+    int lane(String name) {
+        if (channels.length == 1) {
+            return 0;
+        }
+        // Mixed, so that names alike in their low hash bits spread; independent of the rendezvous server choice.
+        int h = name.hashCode() * 0x9E3779B9;
+        return Math.floorMod(h ^ (h >>> 16), channels.length);
     }
 
     /** Measures the offset now (a few samples, keeping the best) and schedules the next measurement. */
@@ -199,8 +244,10 @@ final class Endpoint implements AutoCloseable {
      * server should be seen as soon as it listens again.
      */
     void nudge() {
-        if (channel.getState(false) != ConnectivityState.READY) {
-            channel.resetConnectBackoff();
+        for (ManagedChannel c : channels) {
+            if (c.getState(false) != ConnectivityState.READY) {
+                c.resetConnectBackoff();
+            }
         }
     }
 
@@ -283,39 +330,51 @@ final class Endpoint implements AutoCloseable {
                 + "; if the server requires client certificates (mutual TLS), " + clientCert, status.asRuntimeException());
     }
 
-    /** The acquisition stream to this server (opened on first use). */
-    AcquireSession session(AcquireSession.Orphans orphans) {
-        AcquireSession s = session;
-        if (s == null) {
-            synchronized (this) {
-                s = session;
-                if (s == null) {
-                    s = new AcquireSession(this, orphans);
-                    session = s;
-                }
+    /** The session stream of {@code name}'s connection ({@link #lane(String)}), made on first use. */
+    AcquireSession session(String name, AcquireSession.Orphans orphans) {
+        int lane = lane(name);
+        synchronized (this) {
+            AcquireSession s = sessions[lane];
+            if (s == null) {
+                s = new AcquireSession(this, laneStubs[lane], orphans);
+                sessions[lane] = s;
             }
+            return s;
         }
-        return s;
     }
 
     @Override
     public void close() {
         closed = true;
-        AcquireSession s = session;
-        if (s != null) {
+        List<AcquireSession> open = new ArrayList<>();
+        synchronized (this) {
+            for (AcquireSession s : sessions) {
+                if (s != null) {
+                    open.add(s);
+                }
+            }
+        }
+        for (AcquireSession s : open) {
             s.close();
         }
         TimeSource.Timer t = syncTimer;
         if (t != null) {
             t.cancel();
         }
-        channel.shutdown();
+        for (ManagedChannel c : channels) {
+            c.shutdown();
+        }
         try {
-            if (!channel.awaitTermination(2, TimeUnit.SECONDS)) {
-                channel.shutdownNow();
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+            for (ManagedChannel c : channels) {
+                if (!c.awaitTermination(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                    c.shutdownNow();
+                }
             }
         } catch (InterruptedException e) {
-            channel.shutdownNow();
+            for (ManagedChannel c : channels) {
+                c.shutdownNow();
+            }
             Thread.currentThread().interrupt();
         }
     }

@@ -31,17 +31,23 @@ import java.util.Set;
  * @param keepAliveTime      HTTP/2 ping interval on idle connections, to notice dead ones; default 10 s
  * @param clockSyncInterval  how often the clock offset is measured again; default 30 s
  * @param maxInboundMessageBytes largest reply accepted (admin views can be large); default 16 MiB
+ * @param connections        HTTP/2 connections to each server (1 to {@value #MAX_CONNECTIONS}); default 1. Each
+ *                           connection's calls are handled by one event-loop thread on each side, so more than one lets
+ *                           a busy client use more cores; a name's calls always take the same connection
  * @param process            this process's name in holder identities made by helpers (the benchmark, the CLI); may be null
  */
 public record RemoteClientConfig(List<String> servers, List<String> previousServers, Instant migrationStartedAt,
         Path trustCertificates, Path clientCertificate, Path clientKey, String authority, String token,
         Duration callTimeout, Duration keepAliveTime, Duration clockSyncInterval, int maxInboundMessageBytes,
-        String process) {
+        int connections, String process) {
+
+    /** The most connections per server {@link #connections} allows. */
+    public static final int MAX_CONNECTIONS = 64;
 
     /** The property keys {@link #fromProperties} understands. */
     public static final Set<String> KEYS = Set.of("servers", "previousServers", "migrationStartedAt", "tlsTrustFile",
             "tlsCertFile", "tlsKeyFile", "tlsAuthority", "token", "tokenFile", "callTimeout", "keepAliveTime",
-            "clockSyncInterval", "maxInboundMessageBytes", "process");
+            "clockSyncInterval", "maxInboundMessageBytes", "connections", "process");
 
     public RemoteClientConfig {
         servers = List.copyOf(servers);
@@ -68,6 +74,7 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
      * <tr><td>callTimeout, keepAliveTime, clockSyncInterval</td><td>durations: {@code 500ms}, {@code 5s}, {@code 2m}
      * or ISO-8601 ({@code PT5S})</td></tr>
      * <tr><td>maxInboundMessageBytes</td><td>integer</td></tr>
+     * <tr><td>connections</td><td>connections to each server, 1 to {@value #MAX_CONNECTIONS}</td></tr>
      * <tr><td>process</td><td>this process's name for holder identities</td></tr>
      * </table>
      */
@@ -138,6 +145,15 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
                 b.maxInboundMessageBytes(Integer.parseInt(v));
             } catch (NumberFormatException e) {
                 throw new IllegalArgumentException("maxInboundMessageBytes '" + v + "' is not an integer", e);
+            }
+        }
+        if (properties.containsKey("connections")) {
+            String v = properties.get("connections").trim();
+            try {
+                b.connections(Integer.parseInt(v));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("connections '" + v + "' is not an integer; give the number of "
+                        + "connections to each server, 1 to " + MAX_CONNECTIONS, e);
             }
         }
         if (properties.containsKey("process")) {
@@ -214,6 +230,10 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
                     + "; use at least " + Protocol.MIN_MESSAGE_LIMIT + " (the server batches answers up to "
                     + Protocol.BATCH_BYTES + " bytes a message; default 16 MiB)");
         }
+        if (connections < 1 || connections > MAX_CONNECTIONS) {
+            throw new IllegalArgumentException("connections is " + connections + "; use 1 to " + MAX_CONNECTIONS
+                    + " connections to each server (default 1; about one per core of the client is plenty)");
+        }
         return this;
     }
 
@@ -252,6 +272,7 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
         private Duration keepAliveTime = Duration.ofSeconds(10);
         private Duration clockSyncInterval = Duration.ofSeconds(30);
         private int maxInboundMessageBytes = 16 * 1024 * 1024;
+        private int connections = 1;
         private String process;
 
         private Builder(List<String> servers) {
@@ -322,6 +343,12 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
             return this;
         }
 
+        /** HTTP/2 connections to each server (default 1); a name's calls always take the same one. */
+        public Builder connections(int v) {
+            connections = v;
+            return this;
+        }
+
         public Builder process(String v) {
             process = v;
             return this;
@@ -329,7 +356,7 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
 
         public RemoteClientConfig build() {
             return new RemoteClientConfig(servers, previousServers, migrationStartedAt, trust, cert, key, authority, token,
-                    callTimeout, keepAliveTime, clockSyncInterval, maxInboundMessageBytes, process).validate();
+                    callTimeout, keepAliveTime, clockSyncInterval, maxInboundMessageBytes, connections, process).validate();
         }
     }
 
@@ -338,6 +365,6 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
         // Never print the token.
         return "RemoteClientConfig[servers=" + servers + ", previousServers=" + previousServers + ", migrationStartedAt="
                 + migrationStartedAt + ", tls=" + (trustCertificates != null) + ", mutualTls=" + (clientCertificate != null)
-                + ", token=" + (token != null ? "(set)" : "(none)") + ", callTimeout=" + callTimeout + "]";
+                + ", token=" + (token != null ? "(set)" : "(none)") + ", callTimeout=" + callTimeout + ", connections=" + connections + "]";
     }
 }

@@ -61,7 +61,9 @@ import org.leasehold.time.TimeSource;
  * the embedded engine (it passes the same contract tests).
  *
  * <ul>
- *   <li><b>Connections.</b> One HTTP/2 connection per server, shared by every thread: each call is a stream on it.
+ *   <li><b>Connections.</b> One HTTP/2 connection per server by default ({@link RemoteClientConfig#connections()}
+ *       sets more), shared by every thread: every lease call travels in batches on the connection's one session
+ *       stream. With several connections, a name's calls always take the same one.
  *   <li><b>Sharding (L11).</b> Each name lives on one server of the set, chosen by rendezvous hashing
  *       ({@link Rendezvous}). A request whose names span servers is taken server by server in canonical order (sorted
  *       addresses, names sorted within each), all or nothing: a part that fails releases the parts already held.
@@ -432,7 +434,7 @@ public final class RemoteLeaseService implements LeaseService {
         } catch (LeaseException ex) {
             return CompletableFuture.failedFuture(ex);
         }
-        AcquireSession session = e.session(lease -> releaseQuietly(e, lease));
+        AcquireSession session = e.session(names.get(0), lease -> releaseQuietly(e, lease));
         CompletableFuture<Lease> result = session.acquire(wire);
         if (timeoutMillis > 0 && !result.isDone()) {
             TimeSource.Timer timer = local.schedule(Micros.plus(local.nowMicros(), timeoutMillis * 1_000L), () -> {
@@ -673,7 +675,7 @@ public final class RemoteLeaseService implements LeaseService {
             if (deadline != null) {
                 b.setDeadlineMicros(ProtoCodec.micros(deadline));
             }
-            SessionReply r = onSession(p.endpoint, "upgrade", SessionRequest.newBuilder().setUpgrade(b),
+            SessionReply r = onSession(p.endpoint, p.lease.grants().get(0).name(), "upgrade", SessionRequest.newBuilder().setUpgrade(b),
                     SessionReply.ResultCase.LEASE);
             done.add(new Part(p.endpoint, ProtoCodec.lease(r.getLease())));
         }
@@ -693,7 +695,7 @@ public final class RemoteLeaseService implements LeaseService {
             if (metadata != null) {
                 b.setMetadata(metadata);
             }
-            SessionReply r = onSession(p.endpoint, "renewal", SessionRequest.newBuilder().setRenew(b),
+            SessionReply r = onSession(p.endpoint, p.lease.grants().get(0).name(), "renewal", SessionRequest.newBuilder().setRenew(b),
                     SessionReply.ResultCase.LEASE);
             done.add(new Part(p.endpoint, ProtoCodec.lease(r.getLease())));
         }
@@ -701,14 +703,15 @@ public final class RemoteLeaseService implements LeaseService {
     }
 
     /**
-     * Sends a request the server answers at once (release, renew, upgrade, echo) on {@code e}'s session stream and
-     * waits up to the call timeout for the answer; an error answer is thrown as the API's exception, and an answer of
-     * another kind than {@code expected} as a failed call.
+     * Sends a request the server answers at once (release, renew, upgrade, echo) on the session stream of
+     * {@code name}'s connection to {@code e} (where the lease was acquired) and waits up to the call timeout for the
+     * answer; an error answer is thrown as the API's exception, and an answer of another kind than {@code expected} as
+     * a failed call.
      */
-    private SessionReply onSession(Endpoint e, String what, SessionRequest.Builder request,
+    private SessionReply onSession(Endpoint e, String name, String what, SessionRequest.Builder request,
             SessionReply.ResultCase expected) throws LeaseException {
         long id = nextRequestId();
-        AcquireSession session = e.session(lease -> releaseQuietly(e, lease));
+        AcquireSession session = e.session(name, lease -> releaseQuietly(e, lease));
         CompletableFuture<SessionReply> f = session.call(id, request);
         long timeoutMillis = config.callTimeout().toMillis();
         SessionReply r;
@@ -777,7 +780,7 @@ public final class RemoteLeaseService implements LeaseService {
                 b.setMetadata(metadata);
             }
             try {
-                SessionReply r = onSession(p.endpoint, "release", SessionRequest.newBuilder().setRelease(b),
+                SessionReply r = onSession(p.endpoint, p.lease.grants().get(0).name(), "release", SessionRequest.newBuilder().setRelease(b),
                         SessionReply.ResultCase.ENDED_AT_MICROS);
                 Instant at = ProtoCodec.instant(r.getEndedAtMicros());
                 // The lease as a whole ended when its first part did (the others follow within this call).
@@ -816,7 +819,7 @@ public final class RemoteLeaseService implements LeaseService {
         }
         Endpoint e = route(name).get(0);
         long t0 = local.nowMicros();
-        onSession(e, "echo", SessionRequest.newBuilder().setEcho(EchoRequest.getDefaultInstance()),
+        onSession(e, name, "echo", SessionRequest.newBuilder().setEcho(EchoRequest.getDefaultInstance()),
                 SessionReply.ResultCase.ECHO);
         return Duration.ofNanos((local.nowMicros() - t0) * 1_000L);
     }

@@ -29,7 +29,8 @@ public final class PeerBenchmark implements Callable<Integer> {
     @Option(names = "--leasehold", paramLabel = "HOST:PORT", description = "Leasehold lease server (gRPC)")
     String leasehold;
     @Option(names = "--leasehold-connections", paramLabel = "N", defaultValue = "4",
-            description = "Connections (clients) of the leasehold-conns system; leasehold uses one (default: ${DEFAULT-VALUE})")
+            description = "Connections of the leasehold-conns system's client (its connections option); leasehold uses one "
+                    + "(default: ${DEFAULT-VALUE})")
     int leaseholdConnections;
     @Option(names = "--redis", paramLabel = "HOST:PORT", description = "Redis server")
     String redis;

@@ -64,6 +64,8 @@ public final class ContentionClientMain implements Callable<Integer> {
     int names;
     @Option(names = "--seed", defaultValue = "1")
     long seed;
+    @Option(names = "--connections", defaultValue = "1", description = "connections to each server")
+    int connections;
 
     private static final int MAX_ATTEMPTS = 40;
     private final ObjectMapper json = new ObjectMapper();
@@ -99,7 +101,7 @@ public final class ContentionClientMain implements Callable<Integer> {
         }
         Files.createDirectories(out.toAbsolutePath().getParent());
         leases = new RemoteLeaseService(RemoteClientConfig.builder(servers.split(","))
-                .callTimeout(Duration.ofSeconds(10)).build());
+                .callTimeout(Duration.ofSeconds(10)).connections(connections).build());
         try (BufferedWriter w = Files.newBufferedWriter(out, StandardCharsets.UTF_8)) {
             writer = w;
             Map<String, List<String>> groups = new LinkedHashMap<>();

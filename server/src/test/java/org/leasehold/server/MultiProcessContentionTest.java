@@ -26,7 +26,8 @@ import org.leasehold.remote.RemoteLeaseService;
  * number of transactions per thread on five names (exclusive and shared, one or two names, tentative then upgrade or
  * full at once, renewals, holders paused past their deadline), with 1 s leases and 200 ms grace. Each client records
  * every answer to its own file under {@code target/contention/}; {@link RecordedGrantChecker}, which reads only those
- * files, proves invariants 1 and 2 and the floor hand-off. Once through one server, once through two sharded ones.
+ * files, proves invariants 1 and 2 and the floor hand-off. Once through one server, once through two sharded ones;
+ * client N (from 0) keeps N + 1 connections to each server.
  */
 class MultiProcessContentionTest {
     private static final String[] SERVER = {"--max-lease=1s", "--grace=200ms", "--quiet-period=0s"};
@@ -66,7 +67,7 @@ class MultiProcessContentionTest {
                 List<String> cmd = new ArrayList<>(ServerProcess.javaCommand(List.of()));
                 cmd.addAll(List.of(ContentionClientMain.class.getName(), "--servers=" + addresses, "--client=client-" + c,
                         "--out=" + record, "--threads=" + THREADS, "--transactions=" + TRANSACTIONS,
-                        "--seed=" + (seed + c)));
+                        "--seed=" + (seed + c), "--connections=" + (c + 1)));
                 clients.add(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start());
                 records.add(record);
                 logs.add(log);

@@ -21,10 +21,15 @@ final class RemoteFixture implements LeaseFixture {
     private final RemoteLeaseService client;
 
     RemoteFixture(ServerProcess server, TestClockClient clock, Settings settings) {
+        this(server, clock, settings, 1);
+    }
+
+    /** With {@code connections} connections from the client to the server. */
+    RemoteFixture(ServerProcess server, TestClockClient clock, Settings settings, int connections) {
         this.clock = clock;
         this.settings = settings;
         clock.reset(settings, START);
-        this.client = new RemoteLeaseService(RemoteClientConfig.builder(server.address()).build());
+        this.client = new RemoteLeaseService(RemoteClientConfig.builder(server.address()).connections(connections).build());
     }
 
     @Override

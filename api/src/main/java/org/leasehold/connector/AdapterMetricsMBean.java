@@ -47,4 +47,10 @@ public interface AdapterMetricsMBean {
     long getRenewalFailures();
 
     long getLeasesLost();
+
+    /** Units of work whose renewal failed (each told {@code JEOPARDY} once until it recovers or is lost). */
+    long getSessionJeopardies();
+
+    /** Units of work whose renewal succeeded again after a failure ({@code SAFE}). */
+    long getSessionsSafe();
 }

@@ -5,6 +5,7 @@ import java.io.Serializable;
 import jakarta.resource.Referenceable;
 
 import org.leasehold.LeaseholdException;
+import org.leasehold.lease.SessionListener;
 
 /**
  * Hands out {@link LeaseConnection}s of the resource adapter; look it up or inject it by its JNDI name (for example
@@ -21,4 +22,19 @@ public interface LeaseConnectionFactory extends Serializable, Referenceable {
      * @throws ConnectorException the adapter could not provide one (the cause says why)
      */
     LeaseConnection getConnection() throws LeaseholdException;
+
+    /**
+     * Subscribes {@code listener} to the session events (Chubby's jeopardy, safe and expired) of every lease this
+     * factory's adapter keeps alive for its units of work: {@code JEOPARDY} when a renewal fails (the lease service is
+     * unreachable or restarting; stop starting new work under those leases), {@code SAFE} when a renewal succeeds
+     * again, {@code EXPIRED} when the leases are lost (the unit's transaction will roll back). Events come on the
+     * adapter's renewal thread, one lease at a time; a listener must return quickly and not throw. Adding the same
+     * listener twice makes it hear each event twice.
+     *
+     * @throws ConnectorException the adapter is not running for this factory (the cause says why)
+     */
+    void addSessionListener(SessionListener listener) throws LeaseholdException;
+
+    /** Unsubscribes {@code listener} (once); false if it was not subscribed. */
+    boolean removeSessionListener(SessionListener listener) throws LeaseholdException;
 }

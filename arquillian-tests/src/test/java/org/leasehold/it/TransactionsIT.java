@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -42,6 +43,8 @@ import org.leasehold.it.check.Stored;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseKind;
 import org.leasehold.lease.LeaseLostException;
+import org.leasehold.lease.SessionEvent;
+import org.leasehold.lease.SessionListener;
 import org.leasehold.store.check.LogChecker;
 
 /**
@@ -282,6 +285,14 @@ class TransactionsIT {
         LeaseConnectionFactory f = factory();
         ManagedExecutorService executor = Lookups.lookup("java:comp/DefaultManagedExecutorService");
         long lostBefore = Lookups.adapterMetric(LOG, "LeasesLost");
+        // The application's subscription to session events: the younger's lease must be told EXPIRED.
+        List<SessionEvent> events = new CopyOnWriteArrayList<>();
+        SessionListener listener = e -> {
+            if (e.lease().names().contains(name)) {
+                events.add(e);
+            }
+        };
+        f.addSessionListener(listener);
         CountDownLatch olderStarted = new CountDownLatch(1);
         CountDownLatch youngerHolds = new CountDownLatch(1);
         Future<Lease> older = executor.submit(() -> {
@@ -328,6 +339,15 @@ class TransactionsIT {
         } finally {
             Lookups.rollbackIfActive(ut);
         }
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (events.isEmpty() && System.nanoTime() < until) {
+            Thread.sleep(20);
+        }
+        f.removeSessionListener(listener);
+        System.out.println("lease lost: session events " + events);
+        assertEquals(List.of(SessionEvent.Type.EXPIRED), events.stream().map(SessionEvent::type).toList(),
+                "a broken lease is expired at once, without jeopardy");
+        assertEquals(younger.grant(name).generation(), events.get(0).lease().grant(name).generation());
         String message = lost.getMessage();
         System.out.println("lease lost: append failed with " + message);
         assertTrue(message.contains("lost a lease") && message.contains("rolled back"), message);

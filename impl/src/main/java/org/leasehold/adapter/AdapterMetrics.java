@@ -32,6 +32,8 @@ public final class AdapterMetrics implements AdapterMetricsMBean {
     private final LongAdder renewals = new LongAdder();
     private final LongAdder renewalFailures = new LongAdder();
     private final LongAdder leasesLost = new LongAdder();
+    private final LongAdder sessionJeopardies = new LongAdder();
+    private final LongAdder sessionsSafe = new LongAdder();
     private final Histogram acquireWait = new ConcurrentHistogram(3_600_000_000L, 2);
     private final Histogram prepare = new ConcurrentHistogram(3_600_000_000L, 2);
     private final Histogram commit = new ConcurrentHistogram(3_600_000_000L, 2);
@@ -117,6 +119,14 @@ public final class AdapterMetrics implements AdapterMetricsMBean {
 
     void leaseLost() {
         leasesLost.increment();
+    }
+
+    void sessionJeopardy() {
+        sessionJeopardies.increment();
+    }
+
+    void sessionSafe() {
+        sessionsSafe.increment();
     }
 
     @Override
@@ -212,5 +222,15 @@ public final class AdapterMetrics implements AdapterMetricsMBean {
     @Override
     public long getLeasesLost() {
         return leasesLost.sum();
+    }
+
+    @Override
+    public long getSessionJeopardies() {
+        return sessionJeopardies.sum();
+    }
+
+    @Override
+    public long getSessionsSafe() {
+        return sessionsSafe.sum();
     }
 }

@@ -10,6 +10,8 @@ import org.leasehold.LeaseholdException;
 import org.leasehold.connector.ConnectorException;
 import org.leasehold.connector.LeaseConnection;
 import org.leasehold.connector.LeaseConnectionFactory;
+import org.leasehold.lease.InvalidLeaseRequestException;
+import org.leasehold.lease.SessionListener;
 
 /** The connection factory an application looks up; connections come from the container's connection manager. */
 public final class LeaseConnectionFactoryImpl implements LeaseConnectionFactory {
@@ -34,6 +36,29 @@ public final class LeaseConnectionFactoryImpl implements LeaseConnectionFactory 
                 throw le;
             }
             throw new ConnectorException("no Leasehold connection could be allocated: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void addSessionListener(SessionListener listener) throws LeaseholdException {
+        if (listener == null) {
+            throw new InvalidLeaseRequestException(InvalidLeaseRequestException.Reason.NULL_ARGUMENT,
+                    "addSessionListener needs a listener, not null");
+        }
+        events().add(listener);
+    }
+
+    @Override
+    public boolean removeSessionListener(SessionListener listener) throws LeaseholdException {
+        return listener != null && events().remove(listener);
+    }
+
+    private SessionEvents events() throws ConnectorException {
+        try {
+            return mcf.runtime().sessionEvents();
+        } catch (ResourceException e) {
+            throw new ConnectorException("the Leasehold adapter is not running for this connection factory, so there "
+                    + "are no session events to subscribe to: " + e.getMessage(), e);
         }
     }
 

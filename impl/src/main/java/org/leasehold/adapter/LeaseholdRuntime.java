@@ -30,16 +30,18 @@ final class LeaseholdRuntime implements AutoCloseable {
     private final EmbeddedOwnership ownership;
     private final PrepareJournal journal;
     private final AdapterMetrics metrics;
+    private final SessionEvents events;
     private final ResourceManager rm;
 
     private LeaseholdRuntime(AdapterConfig config, FileBagStore store, LeaseService leases, EmbeddedOwnership ownership,
-            PrepareJournal journal, AdapterMetrics metrics, ResourceManager rm) {
+            PrepareJournal journal, AdapterMetrics metrics, SessionEvents events, ResourceManager rm) {
         this.config = config;
         this.store = store;
         this.leases = leases;
         this.ownership = ownership;
         this.journal = journal;
         this.metrics = metrics;
+        this.events = events;
         this.rm = rm;
     }
 
@@ -96,12 +98,13 @@ final class LeaseholdRuntime implements AutoCloseable {
         }
         AdapterMetrics metrics = new AdapterMetrics();
         metrics.register(config.log(), store.writerId());
-        Renewer renewer = new Renewer(leases, time, work, metrics);
+        SessionEvents events = new SessionEvents(time);
+        Renewer renewer = new Renewer(leases, time, work, metrics, events);
         String process = config.processId() != null ? config.processId() : store.writerId();
         ResourceManager rm = new ResourceManager(config, leases, store, journal, time, renewer, metrics, process);
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4004 adapter runtime started: log {0} at {1}, writer {2}, lease "
                 + "service {3}", config.log(), config.bagStoreRoot(), store.writerId(), leases.serviceId());
-        return new LeaseholdRuntime(config, store, leases, ownership, journal, metrics, rm);
+        return new LeaseholdRuntime(config, store, leases, ownership, journal, metrics, events, rm);
     }
 
     /** A client of the lease servers named in {@code LeaseService}, with the {@code RemoteOptions}. */
@@ -135,6 +138,11 @@ final class LeaseholdRuntime implements AutoCloseable {
 
     AdapterMetrics metrics() {
         return metrics;
+    }
+
+    /** The session events of the leases this runtime keeps alive, and their listeners. */
+    SessionEvents sessionEvents() {
+        return events;
     }
 
     /** The log's ownership in embedded mode, else null. */

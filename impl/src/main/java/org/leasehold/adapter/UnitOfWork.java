@@ -117,6 +117,11 @@ final class UnitOfWork {
         return ++renewalFailures;
     }
 
+    /** Renewals failed in a row so far. */
+    synchronized int renewalFailures() {
+        return renewalFailures;
+    }
+
     synchronized void renewed() {
         renewalFailures = 0;
     }

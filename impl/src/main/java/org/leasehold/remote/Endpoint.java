@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import javax.net.ssl.SSLException;
 
@@ -40,9 +41,9 @@ import org.leasehold.time.TimeSource;
  * {@link InfoReply} and the measured clock offset.
  *
  * <p>With several connections a name's calls always take the same one ({@link #lane(String)}): a lease's acquisition,
- * withdrawal, renewals, upgrade and release stay in order on one stream, and on the server a name's waiters and its
- * releases are handled by the same event-loop thread. Unary calls (information, clock samples, check, admin views)
- * use the first.
+ * withdrawal, renewals, upgrade and release stay in order on one stream, and on the server this client's waiters on a
+ * name and its releases of it are handled by the same event-loop thread. Unary calls (information, clock samples,
+ * check, admin views) use the first.
  */
 final class Endpoint implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Endpoint.class.getName());
@@ -55,8 +56,8 @@ final class Endpoint implements AutoCloseable {
     /** Every connection, the first included, and the stub for its session stream. */
     private final ManagedChannel[] channels;
     private final LeaseholdGrpc.LeaseholdStub[] laneStubs;
-    /** Each connection's session stream, made on first use. Guarded by {@code this} when written. */
-    private final AcquireSession[] sessions;
+    /** Each connection's session stream, made on first use (under {@code this}), read without locking. */
+    private final AtomicReferenceArray<AcquireSession> sessions;
     private final TimeSource local;
     private final RemoteClientConfig config;
     private final ClockSync clock = new ClockSync();
@@ -73,7 +74,7 @@ final class Endpoint implements AutoCloseable {
         int n = config.connections();
         this.channels = new ManagedChannel[n];
         this.laneStubs = new LeaseholdGrpc.LeaseholdStub[n];
-        this.sessions = new AcquireSession[n];
+        this.sessions = new AtomicReferenceArray<>(n);
         HeaderInterceptor headers = new HeaderInterceptor(config.token());
         try {
             for (int i = 0; i < n; i++) {
@@ -333,11 +334,15 @@ final class Endpoint implements AutoCloseable {
     /** The session stream of {@code name}'s connection ({@link #lane(String)}), made on first use. */
     AcquireSession session(String name, AcquireSession.Orphans orphans) {
         int lane = lane(name);
+        AcquireSession s = sessions.get(lane);
+        if (s != null) {
+            return s;
+        }
         synchronized (this) {
-            AcquireSession s = sessions[lane];
+            s = sessions.get(lane);
             if (s == null) {
                 s = new AcquireSession(this, laneStubs[lane], orphans);
-                sessions[lane] = s;
+                sessions.set(lane, s);
             }
             return s;
         }
@@ -348,9 +353,9 @@ final class Endpoint implements AutoCloseable {
         closed = true;
         List<AcquireSession> open = new ArrayList<>();
         synchronized (this) {
-            for (AcquireSession s : sessions) {
-                if (s != null) {
-                    open.add(s);
+            for (int i = 0; i < sessions.length(); i++) {
+                if (sessions.get(i) != null) {
+                    open.add(sessions.get(i));
                 }
             }
         }

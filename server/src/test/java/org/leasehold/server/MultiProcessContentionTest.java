@@ -57,6 +57,18 @@ class MultiProcessContentionTest {
         Files.createDirectories(dir);
         String addresses = String.join(",", servers.stream().map(ServerProcess::address).toList());
         long seed = Long.getLong("leasehold.seed", System.nanoTime());
+        // Five contended names, or more until every server holds one (the servers' ports, so the rendezvous hashing of
+        // names over them, differ from run to run; five names all on one of two servers would happen 1 run in 16).
+        Map<String, List<String>> owned = new TreeMap<>();
+        try (RemoteLeaseService router = new RemoteLeaseService(
+                RemoteClientConfig.builder(addresses.split(",")).build())) {
+            for (int i = 0; i < 5 || owned.size() < servers.size(); i++) {
+                assertTrue(i < 1_000, "names spread over every server");
+                String name = "contended/" + i;
+                owned.computeIfAbsent(router.serverFor(name), k -> new ArrayList<>()).add(name);
+            }
+        }
+        int names = owned.values().stream().mapToInt(List::size).sum();
         List<Process> clients = new ArrayList<>();
         List<Path> records = new ArrayList<>();
         List<Path> logs = new ArrayList<>();
@@ -67,7 +79,7 @@ class MultiProcessContentionTest {
                 List<String> cmd = new ArrayList<>(ServerProcess.javaCommand(List.of()));
                 cmd.addAll(List.of(ContentionClientMain.class.getName(), "--servers=" + addresses, "--client=client-" + c,
                         "--out=" + record, "--threads=" + THREADS, "--transactions=" + TRANSACTIONS,
-                        "--seed=" + (seed + c), "--connections=" + (c + 1)));
+                        "--seed=" + (seed + c), "--connections=" + (c + 1), "--names=" + names));
                 clients.add(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start());
                 records.add(record);
                 logs.add(log);
@@ -110,10 +122,12 @@ class MultiProcessContentionTest {
         }
         for (ServerProcess s : servers) {
             try (RemoteLeaseService one = new RemoteLeaseService(RemoteClientConfig.builder(s.address()).build())) {
-                List<NameStatus> names = one.inspect("contended/", 100);
-                assertTrue(names.stream().anyMatch(n -> n.generation() > 0), "server " + s.address() + " granted some of "
-                        + "the names: " + names);
-                for (NameStatus n : names) {
+                List<NameStatus> statuses = one.inspect("contended/", 1_000);
+                assertEquals(owned.get(s.address()).stream().sorted().toList(),
+                        statuses.stream().map(NameStatus::name).sorted().toList(),
+                        "server " + s.address() + " leased exactly its names");
+                for (NameStatus n : statuses) {
+                    assertTrue(n.generation() > 0, "server " + s.address() + " granted " + n.name() + ": " + n);
                     assertTrue(n.waiters().isEmpty(), "no request left queued: " + n);
                 }
             }

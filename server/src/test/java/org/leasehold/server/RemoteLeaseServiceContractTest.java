@@ -25,8 +25,13 @@ class RemoteLeaseServiceContractTest extends LeaseServiceContract {
         server.close();
     }
 
+    /** Connections from the client to the server. */
+    protected int connections() {
+        return 1;
+    }
+
     @Override
     protected LeaseFixture start(LeaseFixture.Settings settings) {
-        return new RemoteFixture(server, clock, settings);
+        return new RemoteFixture(server, clock, settings, connections());
     }
 }

@@ -16,6 +16,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -95,6 +96,8 @@ public final class RemoteLeaseService implements LeaseService {
     private final long migrationStart;
     private volatile long migrationEnd = Long.MAX_VALUE;
     private volatile boolean migrating;
+    /** Set once, by the call that found the migration window over. */
+    private final AtomicBoolean migrationOver = new AtomicBoolean();
     private final Map<LeaseKey, Parts> migrationParts = new ConcurrentHashMap<>();
     private final String serviceId;
     private final long requestIdBase = new SecureRandom().nextLong() & 0xffff_ffff_0000_0000L;
@@ -203,12 +206,11 @@ public final class RemoteLeaseService implements LeaseService {
         }
         if (local.nowMicros() >= end) {
             migrating = false;
-            // Leases taken on both sets before the end keep their parts until they end (renew, upgrade and release
-            // still go to both); only those already over are forgotten now.
-            long now = local.nowMicros();
-            migrationParts.values().removeIf(p -> p.expiresLocal < now);
-            LOG.log(System.Logger.Level.INFO, "LEASEHOLD-3003 migration over: every lease of the old servers {0} has "
-                    + "ended; using only {1}", previousAddresses, currentAddresses);
+            if (migrationOver.compareAndSet(false, true)) {
+                LOG.log(System.Logger.Level.INFO, "LEASEHOLD-3003 migration over: every lease of the old servers {0} has "
+                        + "ended; using only {1}", previousAddresses, currentAddresses);
+                sweepLeftoverParts();
+            }
             return false;
         }
         return true;
@@ -578,6 +580,10 @@ public final class RemoteLeaseService implements LeaseService {
                     migrationParts.put(LeaseKey.of(combined), new Parts(List.copyOf(held),
                             local.nowMicros() + remaining + 60_000_000L));
                     sweepParts();
+                    if (migrationOver.get()) {
+                        // Taken across the window's end: the sweep after the migration may have looked already.
+                        sweepLeftoverParts();
+                    }
                 }
                 if (!outer.complete(combined)) {
                     rollback();
@@ -656,6 +662,34 @@ public final class RemoteLeaseService implements LeaseService {
             Lease first = parts.get(0).lease;
             return new Lease(first.holder(), first.mode(), first.kind(), grantedAt, deadline, grants);
         }
+    }
+
+    /**
+     * After the migration: leases taken on both sets before its end keep their parts until they end (renew, upgrade
+     * and release still go to both; a release forgets its own). Those never released are forgotten here once they
+     * are over, and the sweep comes back when the next one will be.
+     */
+    private void sweepLeftoverParts() {
+        if (closed) {
+            return;
+        }
+        long now = local.nowMicros();
+        migrationParts.values().removeIf(p -> p.expiresLocal < now);
+        long next = Long.MAX_VALUE;
+        for (Parts p : migrationParts.values()) {
+            next = Math.min(next, p.expiresLocal);
+        }
+        if (next != Long.MAX_VALUE) {
+            local.schedule(next + 1, this::sweepLeftoverParts);
+        }
+    }
+
+    /**
+     * Leases taken on both server sets of a migration that this client still keeps the parts of: until each is
+     * released, or over once the migration has ended. For diagnostics.
+     */
+    public int migrationLeasesKept() {
+        return migrationParts.size();
     }
 
     private void sweepParts() {

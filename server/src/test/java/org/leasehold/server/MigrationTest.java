@@ -35,6 +35,7 @@ import org.leasehold.lease.LeaseRequest;
 import org.leasehold.lease.NameStatus;
 import org.leasehold.remote.RemoteClientConfig;
 import org.leasehold.remote.RemoteLeaseService;
+import org.leasehold.time.ManualTimeSource;
 
 /**
  * Migration from one server set to another (docs/SERVER.md): an old server, then two new ones started after it
@@ -122,6 +123,34 @@ class MigrationTest {
             o.release(onOld, null, null);
             assertThrows(LeaseBusyException.class, () -> n.acquire(now(other, name)));
             both.release(after, null, null);
+        }
+    }
+
+    @Test
+    void leasesLeftUnreleasedAcrossTheWindowAreForgottenOnceOver() throws Exception {
+        // The client's own clock is a manual one, so that the window and the parts' keeping time pass at once.
+        ManualTimeSource local = new ManualTimeSource(RemoteFixture.START);
+        HolderId me = new HolderId("forgetful", "t");
+        try (RemoteLeaseService o = oldOnly(); RemoteLeaseService n = newOnly();
+                RemoteLeaseService both = new RemoteLeaseService(newSet().previousServers(List.of(old.address()))
+                        .build(), local)) {
+            assertTrue(both.migrating());
+            Lease released = both.acquire(now(me, "forgotten/released"));
+            both.acquire(now(me, "forgotten/abandoned"));
+            assertEquals(2, both.migrationLeasesKept(), "both leases are held on both sets");
+            both.release(released, null, null);
+            assertEquals(1, both.migrationLeasesKept(), "a release forgets its parts");
+
+            // The window (3 s + 200 ms + at least 500 ms), and its end noticed.
+            local.advance(Duration.ofSeconds(4));
+            assertFalse(both.migrating());
+            assertEquals(1, both.migrationLeasesKept(), "a lease taken on both sets keeps its parts until it is over");
+            assertEquals(1, holders(o, "forgotten/abandoned"), "held on the old server");
+            assertEquals(1, holders(n, "forgotten/abandoned"), "and on the new one");
+
+            // Over (3 s), and kept a minute past its deadline for a late release: then forgotten without a new lease.
+            local.advance(Duration.ofSeconds(61));
+            assertEquals(0, both.migrationLeasesKept(), "the abandoned lease's parts are forgotten once it is over");
         }
     }
 

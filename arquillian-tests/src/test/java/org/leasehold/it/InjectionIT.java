@@ -6,10 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.leasehold.it.Lookups.micros;
 import static org.leasehold.it.Lookups.uid;
 
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import jakarta.ejb.EJB;
+import jakarta.enterprise.concurrent.ManagedExecutorService;
 import jakarta.inject.Inject;
+import jakarta.transaction.UserTransaction;
 
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.junit5.ArquillianExtension;
@@ -18,14 +24,18 @@ import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.leasehold.connector.ConnectorException;
+import org.leasehold.connector.LeaseConnection;
 import org.leasehold.connector.LeaseConnectionFactory;
+import org.leasehold.connector.LeaseOptions;
 import org.leasehold.it.app.AppDefinedLedger;
 import org.leasehold.it.app.LeasedLedgerBean;
 import org.leasehold.it.app.LeasedLedgerEjb;
+import org.leasehold.it.app.SessionEventRecorder;
 import org.leasehold.it.app.TransferBatch;
 import org.leasehold.it.check.Stored;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseKind;
+import org.leasehold.lease.SessionEvent;
 import org.leasehold.store.check.LogChecker;
 
 /**
@@ -45,7 +55,7 @@ class InjectionIT {
     @Deployment
     static WebArchive app() {
         return Deployments.war("injection.war")
-                .addClasses(LeasedLedgerEjb.class, LeasedLedgerBean.class, TransferBatch.class)
+                .addClasses(LeasedLedgerEjb.class, LeasedLedgerBean.class, TransferBatch.class, SessionEventRecorder.class)
                 .addAsLibraries(Deployments.microFile("leasehold-cdi.jar"))
                 .addClass(AppDefinedLedger.class)
                 .addAsResource(new StringAsset("leasehold.connection-factory=" + FACTORY + "\n"),
@@ -74,6 +84,8 @@ class InjectionIT {
     private LeasedLedgerBean bean;
     @Inject
     private TransferBatch batch;
+    @Inject
+    private SessionEventRecorder recorder;
 
     private static LogChecker.Result stored() throws Exception {
         LogChecker.Result r = Stored.log(Stored.itRoot(), LOG);
@@ -167,6 +179,54 @@ class InjectionIT {
         assertEquals(held.get(1).get(held.get(1).size() - 1).grant("account/" + c).generation(),
                 first.generationOf("account/" + c));
         assertEquals(List.of("cdi " + a + "->" + b + " 1", "cdi " + b + "->" + c + " 2"), bean.history(b));
+    }
+
+    @Test
+    void aLostLeaseIsObservedAsACdiEvent() throws Exception {
+        LeaseConnectionFactory f = Lookups.lookup(FACTORY);
+        String name = "account/" + uid() + "-observed";
+        // Short leases, renewed every 500 ms, so that the renewer notices the break quickly.
+        LeaseOptions shortLease = LeaseOptions.of(name).leaseFor(Duration.ofMillis(1_500));
+        ManagedExecutorService executor = Lookups.lookup("java:comp/DefaultManagedExecutorService");
+        CountDownLatch olderStarted = new CountDownLatch(1);
+        CountDownLatch youngerHolds = new CountDownLatch(1);
+        // The older transaction (its branch starts when its connection is enlisted) breaks the younger's lease.
+        Future<?> older = executor.submit(() -> {
+            UserTransaction ut = Lookups.userTransaction();
+            ut.begin();
+            try {
+                try (LeaseConnection c = f.getConnection()) {
+                    olderStarted.countDown();
+                    if (!youngerHolds.await(60, TimeUnit.SECONDS)) {
+                        throw new IllegalStateException("the younger transaction never took its lease");
+                    }
+                    c.acquire(shortLease);
+                }
+                ut.commit();
+            } finally {
+                Lookups.rollbackIfActive(ut);
+            }
+            return null;
+        });
+        assertTrue(olderStarted.await(60, TimeUnit.SECONDS));
+        UserTransaction ut = Lookups.userTransaction();
+        ut.begin();
+        try (LeaseConnection c = f.getConnection()) {
+            Lease younger = c.acquire(shortLease);
+            youngerHolds.countDown();
+            older.get(60, TimeUnit.SECONDS);
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (recorder.about(name).isEmpty() && System.nanoTime() < until) {
+                Thread.sleep(20);
+            }
+            List<SessionEvent> heard = recorder.about(name);
+            System.out.println("cdi session events: " + heard);
+            assertEquals(List.of(SessionEvent.Type.EXPIRED), heard.stream().map(SessionEvent::type).toList(),
+                    "the observer bean heard the broken lease expire");
+            assertEquals(younger.grant(name).generation(), heard.get(0).lease().grant(name).generation());
+        } finally {
+            Lookups.rollbackIfActive(ut);
+        }
     }
 
     @Test

@@ -109,7 +109,16 @@ final class AdapterFixture implements AutoCloseable {
 
     @Override
     public void close() {
-        adapter.stop();
-        context.close();
+        try {
+            // A test that failed inside a transaction leaves it on this thread: end it, or the next test inherits it.
+            if (tm.getTransaction() != null) {
+                tm.rollback();
+            }
+        } catch (jakarta.transaction.SystemException e) {
+            throw new IllegalStateException("the transaction left by the test could not be rolled back", e);
+        } finally {
+            adapter.stop();
+            context.close();
+        }
     }
 }

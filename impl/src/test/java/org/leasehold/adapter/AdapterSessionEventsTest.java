@@ -43,9 +43,6 @@ class AdapterSessionEventsTest {
 
     @AfterEach
     void stop() throws Exception {
-        if (fx.tm.getTransaction() != null) {
-            fx.tm.rollback();
-        }
         fx.close();
     }
 

@@ -54,9 +54,6 @@ class AdapterTransactionTest {
 
     @AfterEach
     void stop() throws Exception {
-        if (fx.tm.getTransaction() != null) {
-            fx.tm.rollback();
-        }
         fx.close();
     }
 

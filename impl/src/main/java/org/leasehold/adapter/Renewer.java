@@ -42,8 +42,6 @@ final class Renewer {
     private static final class Tracked {
         final Duration leaseTime;
         volatile TimeSource.Timer timer;
-        /** A renewal failed and none has succeeded since (JEOPARDY was told). */
-        volatile boolean jeopardy;
 
         Tracked(Duration leaseTime) {
             this.leaseTime = leaseTime;
@@ -103,8 +101,8 @@ final class Renewer {
             int failures = u.renewalFailures();
             u.renewed();
             metrics.renewed();
-            if (t.jeopardy) {
-                t.jeopardy = false;
+            if (failures > 0) {
+                // JEOPARDY was told at the first of them.
                 metrics.sessionSafe();
                 LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4305 {0} renewed its leases after {1} failed renewals: "
                         + "safe again", u, failures);
@@ -148,8 +146,7 @@ final class Renewer {
         }
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4303 renewal {0} of {1} failed ({2}); retrying at {3}", n, u, why,
                 Micros.toInstant(retryAt));
-        if (!t.jeopardy) {
-            t.jeopardy = true;
+        if (n == 1) {
             metrics.sessionJeopardy();
             LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4304 {0}: a renewal failed ({1}); its leases are in jeopardy "
                     + "until a renewal succeeds, and lost if none has by {2}", u, why, deadline);

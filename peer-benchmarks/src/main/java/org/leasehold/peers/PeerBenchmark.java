@@ -24,7 +24,7 @@ import org.leasehold.remote.RemoteClientConfig;
                 + "PostgreSQL, every system under each workload in turn, run after run.")
 public final class PeerBenchmark implements Callable<Integer> {
     static final List<String> ALL_SYSTEMS = List.of("leasehold", "leasehold-conns", "leasehold-echo", "redis-jedis",
-            "redis-lettuce", "etcd", "zookeeper", "postgresql");
+            "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping", "etcd", "zookeeper", "postgresql", "local-handoff");
 
     @Option(names = "--leasehold", paramLabel = "HOST:PORT", description = "Leasehold lease server (gRPC)")
     String leasehold;
@@ -49,7 +49,8 @@ public final class PeerBenchmark implements Callable<Integer> {
     int postgresPool;
 
     @Option(names = "--systems", split = ",", paramLabel = "SYSTEM",
-            description = "Systems to run, of ${COMPLETION-CANDIDATES}; default: every one given an address but leasehold-conns",
+            description = "Systems to run, of ${COMPLETION-CANDIDATES}; default: every one given an address (local-handoff "
+                    + "needs none) but leasehold-conns",
             completionCandidates = SystemNames.class)
     List<String> systems;
     @Option(names = "--workloads", split = ",", paramLabel = "WORKLOAD", defaultValue = "uncontended,contended,single",
@@ -116,7 +117,7 @@ public final class PeerBenchmark implements Callable<Integer> {
                         + option(s));
             }
         }
-        if (chosen.isEmpty()) {
+        if (chosen.stream().allMatch(s -> s.equals("local-handoff"))) {
             throw new CommandLine.ParameterException(new CommandLine(this), "no system to measure: give at least one of "
                     + "--leasehold, --redis, --etcd, --zookeeper, --postgres");
         }
@@ -160,6 +161,10 @@ public final class PeerBenchmark implements Callable<Integer> {
             md.append("- ").append(n).append('\n');
         }
         md.append('\n').append(table.markdownTable()).append('\n').append(table.markdownGoals());
+        String ceilings = table.markdownCeilings();
+        if (!ceilings.isEmpty()) {
+            md.append('\n').append(ceilings);
+        }
         Files.writeString(out.resolve("results.md"), md.toString());
         Charts.write(table, subtitle, out.resolve("results.png"));
         System.out.println();
@@ -170,7 +175,8 @@ public final class PeerBenchmark implements Callable<Integer> {
     private String address(String system) {
         return switch (system) {
             case "leasehold", "leasehold-conns", "leasehold-echo" -> leasehold;
-            case "redis-jedis", "redis-lettuce" -> redis;
+            case "redis-jedis", "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping" -> redis;
+            case "local-handoff" -> "in-process";
             case "etcd" -> etcd;
             case "zookeeper" -> zookeeper;
             case "postgresql" -> postgres;
@@ -181,7 +187,7 @@ public final class PeerBenchmark implements Callable<Integer> {
     private static String option(String system) {
         return switch (system) {
             case "leasehold", "leasehold-conns", "leasehold-echo" -> "--leasehold";
-            case "redis-jedis", "redis-lettuce" -> "--redis";
+            case "redis-jedis", "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping" -> "--redis";
             default -> "--" + system.replace("postgresql", "postgres");
         };
     }
@@ -193,6 +199,9 @@ public final class PeerBenchmark implements Callable<Integer> {
             case "leasehold-echo" -> new LeaseholdEchoClient(leasehold);
             case "redis-jedis" -> new JedisLockClient(host(redis, "--redis"), port(redis, "--redis"), threadCount);
             case "redis-lettuce" -> new LettuceLockClient(host(redis, "--redis"), port(redis, "--redis"));
+            case "redis-jedis-ping" -> RedisPingClient.jedis(host(redis, "--redis"), port(redis, "--redis"), threadCount);
+            case "redis-lettuce-ping" -> RedisPingClient.lettuce(host(redis, "--redis"), port(redis, "--redis"));
+            case "local-handoff" -> new LocalHandoffClient();
             case "etcd" -> new EtcdLockClient(etcd);
             case "zookeeper" -> new CuratorLockClient(zookeeper);
             case "postgresql" -> new PostgresLockClient(postgres, postgresUser, postgresPool);

@@ -16,6 +16,12 @@ public final class ResultTable {
     /** Leasehold's label; its other rows (the echo ceiling, variants) start with it and are not peers in the goals. */
     static final String LEASEHOLD = "leasehold";
 
+    /** The lock services Leasehold is judged against. */
+    static final List<String> PEERS = List.of("redis-jedis", "redis-lettuce", "etcd", "zookeeper", "postgresql");
+
+    /** Rows that take no lock: the transports' ceilings (an echo, a PING) and the in-process hand-off floor. */
+    static final List<String> CEILINGS = List.of("leasehold-echo", "redis-jedis-ping", "redis-lettuce-ping", "local-handoff");
+
     private final List<TrialResult> runs = new ArrayList<>();
 
     public void add(TrialResult r) {
@@ -158,7 +164,7 @@ public final class ResultTable {
     }
 
     private static boolean isPeer(String system) {
-        return !system.startsWith(LEASEHOLD);
+        return PEERS.contains(system);
     }
 
     private static Row bestRate(Map<String, Row> byKey, String workload) {
@@ -184,6 +190,53 @@ public final class ResultTable {
         for (Goal g : goals()) {
             b.append("| ").append(g.goal()).append(" | ").append(g.figures()).append(" | ")
                     .append(g.met() ? "met" : "**not met**").append(" |\n");
+        }
+        return b.toString();
+    }
+
+    /**
+     * The ceilings beside the throughput goals: for each goal on cycles/s, what it asks, the highest cycles/s of a row
+     * that takes no lock over loopback (an echo, a PING) and the in-process hand-off floor, each as a ratio to the
+     * goal. A goal above every ceiling over loopback cannot be met by any lock service on these transports and cores.
+     * Empty when no ceiling was measured.
+     */
+    public String markdownCeilings() {
+        Map<String, Row> byKey = new LinkedHashMap<>();
+        for (Row r : rows()) {
+            byKey.put(r.workload() + "/" + r.system(), r);
+        }
+        Map<String, Double> asks = new LinkedHashMap<>();
+        Row ru = bestRate(byKey, "uncontended");
+        if (ru != null) {
+            asks.put("2× " + ru.system(), 2 * ru.medianCyclesPerSecond());
+        }
+        for (String peer : List.of("etcd", "zookeeper")) {
+            Row p = byKey.get("uncontended/" + peer);
+            if (p != null) {
+                asks.put("30× " + peer, 30 * p.medianCyclesPerSecond());
+            }
+        }
+        Row top = null;
+        for (String c : CEILINGS) {
+            Row r = byKey.get("uncontended/" + c);
+            if (r != null && !c.equals("local-handoff") && (top == null || r.medianCyclesPerSecond() > top.medianCyclesPerSecond())) {
+                top = r;
+            }
+        }
+        Row local = byKey.get("uncontended/local-handoff");
+        if (asks.isEmpty() || (top == null && local == null)) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder("| uncontended goal | asks (cycles/s) | highest over loopback, no lock | cycles/s "
+                + "| / goal | in-process hand-offs | / goal |\n|---|---:|---|---:|---:|---:|---:|\n");
+        for (Map.Entry<String, Double> ask : asks.entrySet()) {
+            double wanted = ask.getValue();
+            b.append("| ").append(ask.getKey()).append(" | ").append(count(wanted)).append(" | ");
+            b.append(top == null ? "– | – | – | " : top.system() + " | " + count(top.medianCyclesPerSecond()) + " | "
+                    + String.format(Locale.ROOT, "×%.2f", top.medianCyclesPerSecond() / wanted) + " | ");
+            b.append(local == null ? "– | – |" : count(local.medianCyclesPerSecond()) + " | "
+                    + String.format(Locale.ROOT, "×%.2f", local.medianCyclesPerSecond() / wanted) + " |");
+            b.append('\n');
         }
         return b.toString();
     }

@@ -68,6 +68,29 @@ class ResultTableTest {
     }
 
     @Test
+    void ceilingsAreNeverPeersAndAreSetBesideWhatTheGoalAsks() {
+        ResultTable t = new ResultTable();
+        t.add(run("leasehold", "uncontended", 1, 300_000, 900));
+        t.add(run("redis-lettuce", "uncontended", 1, 400_000, 700));
+        t.add(run("redis-lettuce-ping", "uncontended", 1, 550_000, 100));
+        t.add(run("local-handoff", "uncontended", 1, 880_000, 50));
+        t.add(run("etcd", "uncontended", 1, 40_000, 7000));
+        Map<String, ResultTable.Goal> goals = t.goals().stream()
+                .collect(Collectors.toMap(ResultTable.Goal::goal, Function.identity()));
+        // The p99 goal is judged against the lock (700 µs), not the PING (100 µs) or the hand-off (50 µs).
+        ResultTable.Goal p99 = goals.get("uncontended: acquire p99 below every peer's (lowest: redis-lettuce)");
+        assertFalse(p99.met(), p99.figures());
+        assertTrue(p99.figures().endsWith("vs 700 µs"), p99.figures());
+        // And the best Redis is the lock client, not its PING.
+        assertTrue(goals.containsKey("uncontended ≥ 2× best Redis (redis-lettuce)"), goals.keySet().toString());
+        List<String> lines = t.markdownCeilings().lines().toList();
+        assertEquals(4, lines.size(), t.markdownCeilings());
+        assertEquals("| 2× redis-lettuce | 80 000 | redis-lettuce-ping | 55 000 | ×0.69 | 88 000 | ×1.10 |", lines.get(2));
+        assertEquals("| 30× etcd | 120 000 | redis-lettuce-ping | 55 000 | ×0.46 | 88 000 | ×0.73 |", lines.get(3));
+        assertEquals("", new ResultTable().markdownCeilings(), "nothing measured, no table");
+    }
+
+    @Test
     void writesCsvMarkdownAndChart(@TempDir Path dir) throws Exception {
         ResultTable t = new ResultTable();
         t.add(run("leasehold", "uncontended", 1, 50_000, 300));

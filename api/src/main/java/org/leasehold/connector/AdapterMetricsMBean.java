@@ -53,4 +53,10 @@ public interface AdapterMetricsMBean {
 
     /** Units of work whose renewal succeeded again after a failure ({@code SAFE}). */
     long getSessionsSafe();
+
+    /**
+     * Acquisitions and prepares refused because a lease server's clock was measured further from this server's than
+     * {@code MaxClockErrorMillis} (remote mode; log id {@code LEASEHOLD-4401}).
+     */
+    long getClockRefusals();
 }

@@ -34,6 +34,7 @@ public final class AdapterMetrics implements AdapterMetricsMBean {
     private final LongAdder leasesLost = new LongAdder();
     private final LongAdder sessionJeopardies = new LongAdder();
     private final LongAdder sessionsSafe = new LongAdder();
+    private final LongAdder clockRefusals = new LongAdder();
     private final Histogram acquireWait = new ConcurrentHistogram(3_600_000_000L, 2);
     private final Histogram prepare = new ConcurrentHistogram(3_600_000_000L, 2);
     private final Histogram commit = new ConcurrentHistogram(3_600_000_000L, 2);
@@ -127,6 +128,10 @@ public final class AdapterMetrics implements AdapterMetricsMBean {
 
     void sessionSafe() {
         sessionsSafe.increment();
+    }
+
+    void clockRefusal() {
+        clockRefusals.increment();
     }
 
     @Override
@@ -232,5 +237,10 @@ public final class AdapterMetrics implements AdapterMetricsMBean {
     @Override
     public long getSessionsSafe() {
         return sessionsSafe.sum();
+    }
+
+    @Override
+    public long getClockRefusals() {
+        return clockRefusals.sum();
     }
 }

@@ -10,6 +10,7 @@ import org.leasehold.bag.BagStoreException;
 import org.leasehold.engine.EmbeddedLeaseService;
 import org.leasehold.engine.EngineConfig;
 import org.leasehold.lease.LeaseService;
+import org.leasehold.remote.RemoteClientConfig;
 import org.leasehold.remote.RemoteLeaseService;
 import org.leasehold.store.BagStoreConfig;
 import org.leasehold.store.FileBagStore;
@@ -79,7 +80,7 @@ final class LeaseholdRuntime implements AutoCloseable {
                 ownership.start(engine::fenceAt);
                 leases = engine;
             } else {
-                leases = remote(config, store.writerId());
+                leases = remote(config, store.writerId(), time);
             }
             journal = new PrepareJournal(fs, config.bagStoreRoot(), config.log(), store.writerId());
         } catch (EmbeddedOwnership.OwnedElsewhereException | RuntimeStartException | IOException e) {
@@ -101,19 +102,21 @@ final class LeaseholdRuntime implements AutoCloseable {
         SessionEvents events = new SessionEvents(time);
         Renewer renewer = new Renewer(leases, time, work, metrics, events);
         String process = config.processId() != null ? config.processId() : store.writerId();
-        ResourceManager rm = new ResourceManager(config, leases, store, journal, time, renewer, metrics, process);
+        ClockCheck clocks = leases instanceof RemoteLeaseService r ? ClockCheck.of(r, config.maxClockError(), metrics)
+                : ClockCheck.none();
+        ResourceManager rm = new ResourceManager(config, leases, store, journal, time, renewer, metrics, process, clocks);
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4004 adapter runtime started: log {0} at {1}, writer {2}, lease "
                 + "service {3}", config.log(), config.bagStoreRoot(), store.writerId(), leases.serviceId());
         return new LeaseholdRuntime(config, store, leases, ownership, journal, metrics, events, rm);
     }
 
     /** A client of the lease servers named in {@code LeaseService}, with the {@code RemoteOptions}. */
-    private static LeaseService remote(AdapterConfig config, String writer) throws RuntimeStartException {
+    private static LeaseService remote(AdapterConfig config, String writer, TimeSource time) throws RuntimeStartException {
         Map<String, String> properties = new LinkedHashMap<>(config.remoteOptions());
         properties.put("servers", config.remoteServers());
         properties.putIfAbsent("process", config.processId() != null ? config.processId() : writer);
         try {
-            return RemoteLeaseService.connect(properties);
+            return new RemoteLeaseService(RemoteClientConfig.fromProperties(properties), time);
         } catch (RuntimeException e) {
             throw new RuntimeStartException("the lease service client for " + config.leaseService()
                     + " could not be set up: " + e.getMessage(), e);

@@ -78,9 +78,10 @@ final class ResourceManager {
     private final String process;
     private final Map<XidKey, UnitOfWork> branches = new ConcurrentHashMap<>();
     private final AtomicLong localCounter = new AtomicLong();
+    private final ClockCheck clocks;
 
     ResourceManager(AdapterConfig config, LeaseService leases, BagStore store, PrepareJournal journal, TimeSource time,
-            Renewer renewer, AdapterMetrics metrics, String process) {
+            Renewer renewer, AdapterMetrics metrics, String process, ClockCheck clocks) {
         this.config = config;
         this.leases = leases;
         this.store = store;
@@ -89,6 +90,7 @@ final class ResourceManager {
         this.renewer = renewer;
         this.metrics = metrics;
         this.process = process;
+        this.clocks = clocks;
     }
 
     AdapterConfig config() {
@@ -178,6 +180,11 @@ final class ResourceManager {
                 .kind(u.transactional ? LeaseKind.TENTATIVE : LeaseKind.FULL).startedAt(u.startedAt)
                 .leaseFor(o.leaseTime() != null ? o.leaseTime() : config.maxLease())
                 .waitFor(o.maxWait() != null ? o.maxWait() : config.defaultWait()).build();
+        String clockProblem = clocks.problem();
+        if (clockProblem != null) {
+            metrics.acquireFailed();
+            throw new LeaseServiceUnavailableException(null, clockProblem);
+        }
         long asked = time.nowMicros();
         Lease lease;
         try {
@@ -225,7 +232,29 @@ final class ResourceManager {
                 + "use", lease.names());
     }
 
+    /**
+     * Waits until this server's clock reaches the latest {@code writableFrom} of {@code u}'s leases, when that is no
+     * more than {@code MaxClockErrorMillis} ahead. A lease server whose clock runs slightly ahead of this server's grants
+     * leases writable from an instant this clock has not reached yet; a transaction that commits within that
+     * difference waits it out instead of failing. Further ahead, the bag store refuses the write, saying why.
+     */
+    private void awaitWritable(UnitOfWork u) throws ConnectorException {
+        Instant from = null;
+        for (Lease l : u.leases()) {
+            from = from == null || l.writableFrom().isAfter(from) ? l.writableFrom() : from;
+        }
+        Instant now = time.now();
+        if (from != null && now.isBefore(from) && !now.plus(config.maxClockError()).isBefore(from)) {
+            awaitTime(from, "the leases of " + u + " to become writable (the lease server's clock runs ahead of this "
+                    + "server's)");
+        }
+    }
+
     private void awaitTime(Instant t) throws ConnectorException {
+        awaitTime(t, "a predecessor's writes to settle");
+    }
+
+    private void awaitTime(Instant t, String what) throws ConnectorException {
         if (!time.now().isBefore(t)) {
             return;
         }
@@ -236,7 +265,7 @@ final class ResourceManager {
         } catch (InterruptedException e) {
             timer.cancel();
             Thread.currentThread().interrupt();
-            throw new ConnectorException("interrupted while waiting until " + t + " for a predecessor's writes to settle");
+            throw new ConnectorException("interrupted while waiting until " + t + " for " + what);
         }
     }
 
@@ -350,6 +379,10 @@ final class ResourceManager {
 
     /** Upgrades every tentative lease of {@code u} and makes sure enough time is left; null if all is well. */
     private String upgradeAll(UnitOfWork u) {
+        String clockProblem = clocks.problem();
+        if (clockProblem != null) {
+            return clockProblem;
+        }
         List<Lease> held = new ArrayList<>(u.leases());
         held.sort(Comparator.comparing(l -> l.grants().get(0).name()));
         for (Lease l : held) {
@@ -479,6 +512,7 @@ final class ResourceManager {
             releaseAll(u, null);
             return;
         }
+        awaitWritable(u);
         Appended a = store.append(new AppendRequest(config.log(), u.stamps(), null, payloads));
         u.written(a.timestamp());
         metrics.written(a.messages());

@@ -174,6 +174,34 @@ public final class RemoteLeaseService implements LeaseService {
         throw new IllegalArgumentException("no server " + address + " in " + currentAddresses + " " + previousAddresses);
     }
 
+    /**
+     * The measured offset of every server this client uses (the current set, then the old one during a migration),
+     * by address, as last measured; a server not measured yet reports an error bound of a century.
+     */
+    public Map<String, ClockOffset> clockOffsets() {
+        Map<String, ClockOffset> all = new LinkedHashMap<>();
+        for (Endpoint e : endpoints()) {
+            all.put(e.address, e.clockOffset());
+        }
+        return all;
+    }
+
+    /**
+     * Measures the offset of the server at {@code address} now (a few samples, one call each), instead of waiting
+     * for the next periodic measurement.
+     *
+     * @throws LeaseException the server did not answer (unavailable, permission denied, ...)
+     */
+    public ClockOffset measureClockOffset(String address) throws LeaseException {
+        for (Endpoint e : endpoints()) {
+            if (e.address.equals(address)) {
+                e.syncNow();
+                return e.clockOffset();
+            }
+        }
+        throw new IllegalArgumentException("no server " + address + " in " + currentAddresses + " " + previousAddresses);
+    }
+
     /** True while names are leased on both the old and the new server set. */
     public boolean migrating() {
         return inMigration();

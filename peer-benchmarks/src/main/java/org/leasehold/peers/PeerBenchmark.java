@@ -24,7 +24,8 @@ import org.leasehold.remote.RemoteClientConfig;
                 + "PostgreSQL, every system under each workload in turn, run after run.")
 public final class PeerBenchmark implements Callable<Integer> {
     static final List<String> ALL_SYSTEMS = List.of("leasehold", "leasehold-conns", "leasehold-echo", "redis-jedis",
-            "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping", "etcd", "zookeeper", "postgresql", "local-handoff");
+            "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping", "etcd", "zookeeper", "postgresql", "java-socket-echo",
+            "local-handoff");
 
     @Option(names = "--leasehold", paramLabel = "HOST:PORT", description = "Leasehold lease server (gRPC)")
     String leasehold;
@@ -49,8 +50,8 @@ public final class PeerBenchmark implements Callable<Integer> {
     int postgresPool;
 
     @Option(names = "--systems", split = ",", paramLabel = "SYSTEM",
-            description = "Systems to run, of ${COMPLETION-CANDIDATES}; default: every one given an address (local-handoff "
-                    + "needs none) but leasehold-conns",
+            description = "Systems to run, of ${COMPLETION-CANDIDATES}; default: every one given an address (java-socket-echo "
+                    + "and local-handoff need none) but leasehold-conns",
             completionCandidates = SystemNames.class)
     List<String> systems;
     @Option(names = "--workloads", split = ",", paramLabel = "WORKLOAD", defaultValue = "uncontended,contended,single",
@@ -117,7 +118,7 @@ public final class PeerBenchmark implements Callable<Integer> {
                         + option(s));
             }
         }
-        if (chosen.stream().allMatch(s -> s.equals("local-handoff"))) {
+        if (chosen.stream().allMatch(s -> address(s).equals("in-process"))) {
             throw new CommandLine.ParameterException(new CommandLine(this), "no system to measure: give at least one of "
                     + "--leasehold, --redis, --etcd, --zookeeper, --postgres");
         }
@@ -176,7 +177,7 @@ public final class PeerBenchmark implements Callable<Integer> {
         return switch (system) {
             case "leasehold", "leasehold-conns", "leasehold-echo" -> leasehold;
             case "redis-jedis", "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping" -> redis;
-            case "local-handoff" -> "in-process";
+            case "java-socket-echo", "local-handoff" -> "in-process";
             case "etcd" -> etcd;
             case "zookeeper" -> zookeeper;
             case "postgresql" -> postgres;
@@ -201,6 +202,7 @@ public final class PeerBenchmark implements Callable<Integer> {
             case "redis-lettuce" -> new LettuceLockClient(host(redis, "--redis"), port(redis, "--redis"));
             case "redis-jedis-ping" -> RedisPingClient.jedis(host(redis, "--redis"), port(redis, "--redis"), threadCount);
             case "redis-lettuce-ping" -> RedisPingClient.lettuce(host(redis, "--redis"), port(redis, "--redis"));
+            case "java-socket-echo" -> new JavaSocketEchoClient();
             case "local-handoff" -> new LocalHandoffClient();
             case "etcd" -> new EtcdLockClient(etcd);
             case "zookeeper" -> new CuratorLockClient(zookeeper);

@@ -88,6 +88,15 @@ class ResultTableTest {
         assertEquals("| 2× redis-lettuce | 80 000 | redis-lettuce-ping | 55 000 | ×0.69 | 88 000 | ×1.10 |", lines.get(2));
         assertEquals("| 30× etcd | 120 000 | redis-lettuce-ping | 55 000 | ×0.46 | 88 000 | ×0.73 |", lines.get(3));
         assertEquals("", new ResultTable().markdownCeilings(), "nothing measured, no table");
+
+        ResultTable single = new ResultTable();
+        single.add(run("redis-jedis", "single", 1, 7_000, 62));
+        single.add(run("redis-lettuce", "single", 1, 6_000, 74));
+        single.add(run("java-socket-echo", "single", 1, 8_000, 63));
+        single.add(run("local-handoff", "single", 1, 11_000, 43));
+        assertEquals(List.of("| single-thread goal | asks (acquire p50) | lowest over loopback, no lock | p50 |",
+                "|---|---:|---|---:|", "| ≤ redis-jedis | 62 µs | java-socket-echo | 63 µs |"),
+                single.markdownCeilings().lines().toList());
     }
 
     @Test

@@ -102,7 +102,7 @@ final class LeaseholdRuntime implements AutoCloseable {
         SessionEvents events = new SessionEvents(time);
         Renewer renewer = new Renewer(leases, time, work, metrics, events);
         String process = config.processId() != null ? config.processId() : store.writerId();
-        ClockCheck clocks = leases instanceof RemoteLeaseService r ? ClockCheck.of(r, config.maxClockError(), metrics)
+        ClockCheck clocks = leases instanceof RemoteLeaseService r ? ClockCheck.of(r, config.maxClockError(), metrics, time)
                 : ClockCheck.none();
         ResourceManager rm = new ResourceManager(config, leases, store, journal, time, renewer, metrics, process, clocks);
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4004 adapter runtime started: log {0} at {1}, writer {2}, lease "

@@ -166,9 +166,13 @@ public final class RemoteLeaseService implements LeaseService {
 
     /** The measured offset of the server at {@code address}. */
     public ClockOffset clockOffset(String address) {
+        return endpoint(address).clockOffset();
+    }
+
+    private Endpoint endpoint(String address) {
         for (Endpoint e : endpoints()) {
             if (e.address.equals(address)) {
-                return e.clockOffset();
+                return e;
             }
         }
         throw new IllegalArgumentException("no server " + address + " in " + currentAddresses + " " + previousAddresses);
@@ -193,13 +197,9 @@ public final class RemoteLeaseService implements LeaseService {
      * @throws LeaseException the server did not answer (unavailable, permission denied, ...)
      */
     public ClockOffset measureClockOffset(String address) throws LeaseException {
-        for (Endpoint e : endpoints()) {
-            if (e.address.equals(address)) {
-                e.syncNow();
-                return e.clockOffset();
-            }
-        }
-        throw new IllegalArgumentException("no server " + address + " in " + currentAddresses + " " + previousAddresses);
+        Endpoint e = endpoint(address);
+        e.syncNow();
+        return e.clockOffset();
     }
 
     /** True while names are leased on both the old and the new server set. */

@@ -171,6 +171,41 @@ class AdapterRemoteModeTest {
         }
     }
 
+    /**
+     * A lease server that stops answering: its last clock measurement ages (200 ppm of drift allowed), and once that
+     * alone exceeds MaxClockErrorMillis the adapter refuses, saying the clock cannot be measured, rather than trusting
+     * an offset measured 45 minutes ago.
+     */
+    @Test
+    void aLeaseServerWhoseClockCannotBeMeasuredAnyMoreIsNotUsed() throws Exception {
+        Instant start = Instant.parse("2026-03-01T10:00:00Z");
+        ManualTimeSource adapterTime = new ManualTimeSource(start);
+        LeaseServer gone = LeaseServer.start(ServerConfig.loopback(EngineConfig.defaults()
+                .withQuietPeriod(Duration.ZERO)).withTestClock(start));
+        String address = gone.address();
+        try (AdapterFixture c = new AdapterFixture(AdapterFixture.freshRoot("remote-gone"), adapterTime, mcf -> {
+            mcf.setLeaseService("remote:" + address);
+            mcf.setWriterId("fleet-gone");
+            mcf.setRemoteOptions("callTimeout=2s");
+        })) {
+            gone.close();
+            adapterTime.advance(Duration.ofMinutes(45));
+            c.tm.begin();
+            try (LeaseConnection conn = c.connection()) {
+                LeaseServiceUnavailableException e = assertThrows(LeaseServiceUnavailableException.class,
+                        () -> conn.acquire("gone/account"));
+                assertTrue(e.getMessage().contains("the clock of lease server " + address + " cannot be measured"),
+                        e.getMessage());
+                assertTrue(e.getMessage().contains("does not show it within MaxClockErrorMillis (500 ms)"), e.getMessage());
+            } finally {
+                c.tm.rollback();
+            }
+            assertEquals(1, c.mcf.runtime().metrics().getClockRefusals());
+        } finally {
+            gone.close();
+        }
+    }
+
     @Test
     void badRemoteSettingsFailTheDeployment() throws Exception {
         Path root = AdapterFixture.freshRoot("remote-bad");

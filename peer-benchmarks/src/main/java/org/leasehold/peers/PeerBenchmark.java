@@ -118,7 +118,8 @@ public final class PeerBenchmark implements Callable<Integer> {
                         + option(s));
             }
         }
-        if (chosen.stream().allMatch(s -> address(s).equals("in-process"))) {
+        // By default the in-process baselines run beside servers, never alone.
+        if (systems == null && chosen.stream().allMatch(s -> address(s).equals("in-process"))) {
             throw new CommandLine.ParameterException(new CommandLine(this), "no system to measure: give at least one of "
                     + "--leasehold, --redis, --etcd, --zookeeper, --postgres");
         }

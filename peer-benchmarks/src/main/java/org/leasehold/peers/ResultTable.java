@@ -1,6 +1,7 @@
 package org.leasehold.peers;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -22,6 +23,13 @@ public final class ResultTable {
     /** Rows that take no lock: the transports' ceilings (an echo, a PING) and the in-process hand-off floor. */
     static final List<String> CEILINGS = List.of("leasehold-echo", "redis-jedis-ping", "redis-lettuce-ping", "java-socket-echo",
             "local-handoff");
+
+    /** The ceilings that cross the network (loopback): all but the in-process hand-offs. */
+    private static final List<String> OVER_LOOPBACK = CEILINGS.stream().filter(c -> !c.equals("local-handoff")).toList();
+
+    private static final List<String> REDIS = List.of("redis-jedis", "redis-lettuce");
+    private static final Comparator<Row> HIGHEST_RATE = Comparator.comparingDouble(Row::medianCyclesPerSecond).reversed();
+    private static final Comparator<Row> LOWEST_P50 = Comparator.comparingDouble(Row::p50);
 
     private final List<TrialResult> runs = new ArrayList<>();
 
@@ -168,21 +176,19 @@ public final class ResultTable {
     }
 
     private static Row bestP50(Map<String, Row> byKey, String workload) {
-        Row best = null;
-        for (String redis : List.of("redis-jedis", "redis-lettuce")) {
-            Row r = byKey.get(workload + "/" + redis);
-            if (r != null && (best == null || r.p50() < best.p50())) {
-                best = r;
-            }
-        }
-        return best;
+        return best(byKey, workload, REDIS, LOWEST_P50);
     }
 
     private static Row bestRate(Map<String, Row> byKey, String workload) {
+        return best(byKey, workload, REDIS, HIGHEST_RATE);
+    }
+
+    /** Of {@code systems}' rows under {@code workload}, the one {@code order} puts first; null if none ran. */
+    private static Row best(Map<String, Row> byKey, String workload, List<String> systems, Comparator<Row> order) {
         Row best = null;
-        for (String redis : List.of("redis-jedis", "redis-lettuce")) {
-            Row r = byKey.get(workload + "/" + redis);
-            if (r != null && (best == null || r.medianCyclesPerSecond() > best.medianCyclesPerSecond())) {
+        for (String system : systems) {
+            Row r = byKey.get(workload + "/" + system);
+            if (r != null && (best == null || order.compare(r, best) < 0)) {
                 best = r;
             }
         }
@@ -225,13 +231,7 @@ public final class ResultTable {
                 asks.put("30× " + peer, 30 * p.medianCyclesPerSecond());
             }
         }
-        Row top = null;
-        for (String c : CEILINGS) {
-            Row r = byKey.get("uncontended/" + c);
-            if (r != null && !c.equals("local-handoff") && (top == null || r.medianCyclesPerSecond() > top.medianCyclesPerSecond())) {
-                top = r;
-            }
-        }
+        Row top = best(byKey, "uncontended", OVER_LOOPBACK, HIGHEST_RATE);
         Row local = byKey.get("uncontended/local-handoff");
         StringBuilder b = new StringBuilder();
         if (!asks.isEmpty() && (top != null || local != null)) {
@@ -250,13 +250,7 @@ public final class ResultTable {
             b.append('\n');
         }
         Row rs = bestP50(byKey, "single");
-        Row fastest = null;
-        for (String c : CEILINGS) {
-            Row r = byKey.get("single/" + c);
-            if (r != null && !c.equals("local-handoff") && (fastest == null || r.p50() < fastest.p50())) {
-                fastest = r;
-            }
-        }
+        Row fastest = best(byKey, "single", OVER_LOOPBACK, LOWEST_P50);
         if (rs != null && fastest != null) {
             b.append(b.isEmpty() ? "" : "\n")
                     .append("| single-thread goal | asks (acquire p50) | lowest over loopback, no lock | p50 |\n|---|---:|---|---:|\n")

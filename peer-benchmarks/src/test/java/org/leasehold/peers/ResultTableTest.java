@@ -25,6 +25,10 @@ class ResultTableTest {
         return new TrialResult(system, workload, run, cycles, 10.0, h, 0, null);
     }
 
+    private static Map<String, ResultTable.Goal> goalsByName(ResultTable t) {
+        return t.goals().stream().collect(Collectors.toMap(ResultTable.Goal::goal, Function.identity()));
+    }
+
     @Test
     void medianOfRunsAndPercentilesOfAllSamples() {
         ResultTable t = new ResultTable();
@@ -53,8 +57,7 @@ class ResultTableTest {
         t.add(run("leasehold", "single", 1, 5_000, 50));
         t.add(run("redis-jedis", "single", 1, 6_000, 40));
         t.add(run("redis-lettuce", "single", 1, 4_000, 60));
-        Map<String, ResultTable.Goal> goals = t.goals().stream()
-                .collect(Collectors.toMap(ResultTable.Goal::goal, Function.identity()));
+        Map<String, ResultTable.Goal> goals = goalsByName(t);
         ResultTable.Goal redis = goals.get("uncontended ≥ 2× best Redis (redis-lettuce)");
         assertFalse(redis.met(), redis.figures());
         assertTrue(redis.figures().contains("×1.67"), redis.figures());
@@ -75,8 +78,7 @@ class ResultTableTest {
         t.add(run("redis-lettuce-ping", "uncontended", 1, 550_000, 100));
         t.add(run("local-handoff", "uncontended", 1, 880_000, 50));
         t.add(run("etcd", "uncontended", 1, 40_000, 7000));
-        Map<String, ResultTable.Goal> goals = t.goals().stream()
-                .collect(Collectors.toMap(ResultTable.Goal::goal, Function.identity()));
+        Map<String, ResultTable.Goal> goals = goalsByName(t);
         // The p99 goal is judged against the lock (700 µs), not the PING (100 µs) or the hand-off (50 µs).
         ResultTable.Goal p99 = goals.get("uncontended: acquire p99 below every peer's (lowest: redis-lettuce)");
         assertFalse(p99.met(), p99.figures());

@@ -166,7 +166,7 @@ pg_started=1
 
 log "starting the leasehold lease server"
 # No quiet period: a fresh server that never granted anything has no earlier leases to outlast.
-java -jar "$SERVER_JAR" --listen 127.0.0.1:0 --http-listen none --port-file "$WORK/leasehold.ports" --quiet-period 0s \
+java -jar "$SERVER_JAR" --listen 127.0.0.1:0 --socket-listen 127.0.0.1:0 --http-listen none --port-file "$WORK/leasehold.ports" --quiet-period 0s \
   >"$WORK/leasehold.log" 2>&1 &
 pids+=($!)
 for ((i = 0; i < 300; i++)); do

@@ -34,13 +34,8 @@ import org.leasehold.remote.proto.WithdrawRequest;
  * calling thread) is not kept, so the next request opens a new one — after a server restarts on the same address
  * the client's acquisitions reach the new server.
  */
-final class AcquireSession {
+final class AcquireSession implements SessionChannel {
     private static final System.Logger LOG = System.getLogger(AcquireSession.class.getName());
-
-    /** What the client does with a grant that nobody waits for any more. */
-    interface Orphans {
-        void release(Lease lease);
-    }
 
     /** A request sent on a stream, waiting for its answer. */
     private record Open<T>(CompletableFuture<T> future, Stream stream) {
@@ -63,15 +58,15 @@ final class AcquireSession {
         this.orphans = orphans;
     }
 
-    /** Sends an acquisition; the future completes with the server's answer. */
-    CompletableFuture<Lease> acquire(AcquireRequest request) {
+    @Override
+    public CompletableFuture<Lease> acquire(AcquireRequest request, boolean callerWaits) {
         CompletableFuture<Lease> f = new CompletableFuture<>();
         send(request.getRequestId(), f, pending, SessionRequest.newBuilder().setAcquire(request).build());
         return f;
     }
 
-    /** Sends a withdrawal; the future completes with true if the request was still waiting. */
-    CompletableFuture<Boolean> withdraw(long requestId) {
+    @Override
+    public CompletableFuture<Boolean> withdraw(long requestId, boolean callerWaits) {
         CompletableFuture<Boolean> ack = new CompletableFuture<>();
         Open<Lease> open = pending.get(requestId);
         if (open != null && open.stream.ended) {
@@ -91,7 +86,8 @@ final class AcquireSession {
      * stays until the answer arrives or the stream ends, so a late answer is recognised and dropped (a late renewal's
      * lease must not be taken for an unwanted grant and released).
      */
-    CompletableFuture<SessionReply> call(long requestId, SessionRequest.Builder request) {
+    @Override
+    public CompletableFuture<SessionReply> call(long requestId, SessionRequest.Builder request) {
         CompletableFuture<SessionReply> f = new CompletableFuture<>();
         send(requestId, f, calls, request.setRequestId(requestId).build());
         return f;
@@ -135,7 +131,13 @@ final class AcquireSession {
         s.flush();
     }
 
-    void close() {
+    @Override
+    public boolean onTransportThread() {
+        return Thread.currentThread().getName().startsWith("grpc-");
+    }
+
+    @Override
+    public void close() {
         Stream s;
         synchronized (this) {
             closed = true;
@@ -251,24 +253,7 @@ final class AcquireSession {
                 return;
             }
             Open<Lease> open = pending.remove(id);
-            CompletableFuture<Lease> f = open == null ? null : open.future;
-            if (r.hasLease()) {
-                Lease lease = ProtoCodec.lease(r.getLease());
-                if (f == null) {
-                    // No acquisition of this stream has this id: not a grant of ours to release.
-                    LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-3103 answer for unknown request {0} from {1} dropped",
-                            Long.toHexString(id), endpoint.address);
-                } else if (!f.complete(lease)) {
-                    // The acquisition was given up (timed out, cancelled) before the grant arrived.
-                    orphans.release(lease);
-                }
-            } else if (f != null && r.hasError()) {
-                f.completeExceptionally(ProtoCodec.exception(r.getError(), endpoint.address));
-            } else if (f != null) {
-                f.completeExceptionally(new LeaseException("lease server " + endpoint.address + " answered the "
-                        + "acquisition with " + r.getResultCase() + " where a lease or an error was due; is it a server "
-                        + "of another release? Use matching client and server versions"));
-            }
+            Answers.acquisition(open == null ? null : open.future, r, endpoint.address, orphans);
         }
 
         @Override

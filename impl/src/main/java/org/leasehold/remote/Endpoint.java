@@ -5,7 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.LongSupplier;
 
+import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
 
 import io.grpc.CallOptions;
@@ -57,7 +59,9 @@ final class Endpoint implements AutoCloseable {
     private final ManagedChannel[] channels;
     private final LeaseholdGrpc.LeaseholdStub[] laneStubs;
     /** Each connection's session stream, made on first use (under {@code this}), read without locking. */
-    private final AtomicReferenceArray<AcquireSession> sessions;
+    private final AtomicReferenceArray<SessionChannel> sessions;
+    /** TLS of the socket transport, made on first use; null for plain text. Guarded by {@code this}. */
+    private SSLContext socketTls;
     private final TimeSource local;
     private final RemoteClientConfig config;
     private final ClockSync clock = new ClockSync();
@@ -331,27 +335,68 @@ final class Endpoint implements AutoCloseable {
                 + "; if the server requires client certificates (mutual TLS), " + clientCert, status.asRuntimeException());
     }
 
-    /** The session stream of {@code name}'s connection ({@link #lane(String)}), made on first use. */
-    AcquireSession session(String name, AcquireSession.Orphans orphans) {
+    /**
+     * The session of {@code name}'s connection ({@link #lane(String)}) on the configured transport, made on first use.
+     *
+     * @param ids request ids for the session's own requests (keep-alives)
+     */
+    SessionChannel session(String name, SessionChannel.Orphans orphans, LongSupplier ids) throws LeaseException {
         int lane = lane(name);
-        AcquireSession s = sessions.get(lane);
+        SessionChannel s = sessions.get(lane);
         if (s != null) {
             return s;
         }
         synchronized (this) {
             s = sessions.get(lane);
             if (s == null) {
-                s = new AcquireSession(this, laneStubs[lane], orphans);
+                if (config.transport() == RemoteClientConfig.Transport.SOCKET) {
+                    if (socketTls == null && config.trustCertificates() != null) {
+                        try {
+                            socketTls = SocketTls.clientContext(config.trustCertificates(), config.clientCertificate(),
+                                    config.clientKey());
+                        } catch (SSLException | IllegalArgumentException e) {
+                            throw new LeaseException("cannot set up TLS to " + address + " from "
+                                    + config.trustCertificates() + ": " + e.getMessage(), e);
+                        }
+                    }
+                    s = new SocketSession(this, config, socketTls, orphans, ids);
+                } else {
+                    s = new AcquireSession(this, laneStubs[lane], orphans);
+                }
                 sessions.set(lane, s);
             }
             return s;
         }
     }
 
+    /** The host part of {@link #address}. */
+    String host() {
+        String h = address.substring(0, address.lastIndexOf(':'));
+        return h.startsWith("[") && h.endsWith("]") ? h.substring(1, h.length() - 1) : h;
+    }
+
+    /**
+     * The port of the server's socket transport, as the server tells it (a call, if not known yet).
+     *
+     * @throws LeaseException the server has none: it was started without {@code --socket-listen}
+     */
+    int socketPort() throws LeaseException {
+        int port = info().getSocketPort();
+        if (port == 0) {
+            port = fetchInfo().getSocketPort();
+        }
+        if (port == 0) {
+            throw new LeaseServiceUnavailableException(null, "lease server " + address + " has no socket transport, "
+                    + "yet this client is set to transport=socket: start the server with --socket-listen (for example "
+                    + "--socket-listen 127.0.0.1:7422), or set transport=grpc");
+        }
+        return port;
+    }
+
     @Override
     public void close() {
         closed = true;
-        List<AcquireSession> open = new ArrayList<>();
+        List<SessionChannel> open = new ArrayList<>();
         synchronized (this) {
             for (int i = 0; i < sessions.length(); i++) {
                 if (sessions.get(i) != null) {
@@ -359,7 +404,7 @@ final class Endpoint implements AutoCloseable {
                 }
             }
         }
-        for (AcquireSession s : open) {
+        for (SessionChannel s : open) {
             s.close();
         }
         TimeSource.Timer t = syncTimer;

@@ -1,5 +1,7 @@
 package org.leasehold.remote;
 
+import java.time.Duration;
+
 import io.grpc.Metadata;
 
 /** Constants of the wire protocol shared by the client and the server. */
@@ -23,6 +25,15 @@ public final class Protocol {
 
     /** The smallest inbound message limit either side may be configured with. */
     public static final int MIN_MESSAGE_LIMIT = 64 * 1024;
+
+    /**
+     * The socket transport: a client that has sent nothing on a connection for this long sends an echo, so that the
+     * server can tell a live idle client from a vanished one.
+     */
+    public static final Duration SOCKET_KEEPALIVE = Duration.ofSeconds(15);
+
+    /** The socket transport: a server closes a connection on which nothing arrived for this long (4 keep-alives). */
+    public static final Duration SOCKET_IDLE_TIMEOUT = SOCKET_KEEPALIVE.multipliedBy(4);
 
     private Protocol() {
     }

@@ -35,11 +35,30 @@ import java.util.Set;
  *                           connection's calls are handled by one event-loop thread on each side, so more than one lets
  *                           a busy client use more cores; a name's calls always take the same connection
  * @param process            this process's name in holder identities made by helpers (the benchmark, the CLI); may be null
+ * @param transport          how lease calls (acquire, release, renew, upgrade) travel: {@link Transport#GRPC} (the
+ *                           default) or {@link Transport#SOCKET}; every other call uses gRPC either way
  */
 public record RemoteClientConfig(List<String> servers, List<String> previousServers, Instant migrationStartedAt,
         Path trustCertificates, Path clientCertificate, Path clientKey, String authority, String token,
         Duration callTimeout, Duration keepAliveTime, Duration clockSyncInterval, int maxInboundMessageBytes,
-        int connections, String process) {
+        int connections, String process, Transport transport) {
+
+    /** How lease calls travel to the servers. */
+    public enum Transport {
+        /**
+         * The gRPC session stream on {@link #connections} HTTP/2 connections shared by every thread: calls of many
+         * threads are batched into few messages (highest throughput under load); each call is handed to the
+         * transport's event loop and its answer back to the caller.
+         */
+        GRPC,
+        /**
+         * The server's socket transport ({@code --socket-listen}): length-prefixed protobuf frames on
+         * {@link #connections} TCP connections (TLS as configured), where the calling thread writes its request and,
+         * when no other thread is reading the connection, reads the answer itself (lowest latency: no thread
+         * hand-off). Requests of threads that call at the same time are still batched.
+         */
+        SOCKET
+    }
 
     /** The most connections per server {@link #connections} allows. */
     public static final int MAX_CONNECTIONS = 64;
@@ -47,7 +66,7 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
     /** The property keys {@link #fromProperties} understands. */
     public static final Set<String> KEYS = Set.of("servers", "previousServers", "migrationStartedAt", "tlsTrustFile",
             "tlsCertFile", "tlsKeyFile", "tlsAuthority", "token", "tokenFile", "callTimeout", "keepAliveTime",
-            "clockSyncInterval", "maxInboundMessageBytes", "connections", "process");
+            "clockSyncInterval", "maxInboundMessageBytes", "connections", "process", "transport");
 
     public RemoteClientConfig {
         servers = List.copyOf(servers);
@@ -76,6 +95,7 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
      * <tr><td>maxInboundMessageBytes</td><td>integer</td></tr>
      * <tr><td>connections</td><td>connections to each server, 1 to {@value #MAX_CONNECTIONS}</td></tr>
      * <tr><td>process</td><td>this process's name for holder identities</td></tr>
+     * <tr><td>transport</td><td>{@code grpc} (default) or {@code socket}: see {@link Transport}</td></tr>
      * </table>
      */
     public static RemoteClientConfig fromProperties(Map<String, String> properties) {
@@ -159,6 +179,15 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
         if (properties.containsKey("process")) {
             b.process(properties.get("process").trim());
         }
+        if (properties.containsKey("transport")) {
+            String v = properties.get("transport").trim();
+            try {
+                b.transport(Transport.valueOf(v.toUpperCase(Locale.ROOT)));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("transport '" + v + "' is not known; use 'grpc' (the default) or "
+                        + "'socket' (the server's --socket-listen transport)", e);
+            }
+        }
         return b.build();
     }
 
@@ -230,6 +259,9 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
                     + "; use at least " + Protocol.MIN_MESSAGE_LIMIT + " (the server batches answers up to "
                     + Protocol.BATCH_BYTES + " bytes a message; default 16 MiB)");
         }
+        if (transport == null) {
+            throw new IllegalArgumentException("transport is null; use GRPC (the default) or SOCKET");
+        }
         if (connections < 1 || connections > MAX_CONNECTIONS) {
             throw new IllegalArgumentException("connections is " + connections + "; use 1 to " + MAX_CONNECTIONS
                     + " connections to each server (default 1; about one per core of the client is plenty)");
@@ -274,6 +306,7 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
         private int maxInboundMessageBytes = 16 * 1024 * 1024;
         private int connections = 1;
         private String process;
+        private Transport transport = Transport.GRPC;
 
         private Builder(List<String> servers) {
             this.servers = new ArrayList<>(servers);
@@ -354,9 +387,16 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
             return this;
         }
 
+        /** How lease calls travel (default {@link Transport#GRPC}). */
+        public Builder transport(Transport v) {
+            transport = v;
+            return this;
+        }
+
         public RemoteClientConfig build() {
             return new RemoteClientConfig(servers, previousServers, migrationStartedAt, trust, cert, key, authority, token,
-                    callTimeout, keepAliveTime, clockSyncInterval, maxInboundMessageBytes, connections, process).validate();
+                    callTimeout, keepAliveTime, clockSyncInterval, maxInboundMessageBytes, connections, process, transport)
+                    .validate();
         }
     }
 
@@ -365,6 +405,7 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
         // Never print the token.
         return "RemoteClientConfig[servers=" + servers + ", previousServers=" + previousServers + ", migrationStartedAt="
                 + migrationStartedAt + ", tls=" + (trustCertificates != null) + ", mutualTls=" + (clientCertificate != null)
-                + ", token=" + (token != null ? "(set)" : "(none)") + ", callTimeout=" + callTimeout + ", connections=" + connections + "]";
+                + ", token=" + (token != null ? "(set)" : "(none)") + ", callTimeout=" + callTimeout + ", connections=" + connections
+                + ", transport=" + transport + "]";
     }
 }

@@ -377,7 +377,8 @@ public final class RemoteLeaseService implements LeaseService {
 
     @Override
     public Lease acquire(LeaseRequest request) throws LeaseException, InterruptedException {
-        CompletableFuture<Lease> f = acquireAsync(request);
+        // This thread waits for the answer: on the socket transport it reads it itself.
+        CompletableFuture<Lease> f = acquireAsync(request, true);
         try {
             return f.get();
         } catch (InterruptedException e) {
@@ -406,6 +407,10 @@ public final class RemoteLeaseService implements LeaseService {
 
     @Override
     public CompletableFuture<Lease> acquireAsync(LeaseRequest request) {
+        return acquireAsync(request, false);
+    }
+
+    private CompletableFuture<Lease> acquireAsync(LeaseRequest request, boolean callerWaits) {
         if (request == null) {
             return CompletableFuture.failedFuture(new InvalidLeaseRequestException(Reason.NULL_ARGUMENT,
                     "the lease request is null"));
@@ -420,7 +425,7 @@ public final class RemoteLeaseService implements LeaseService {
             return CompletableFuture.failedFuture(e);
         }
         if (current.size() == 1 && !migrating) {
-            return single(current.get(0), request, List.of(names));
+            return single(current.get(0), request, List.of(names), callerWaits);
         }
         // Group by server, in canonical (sorted address) order; during a migration a name is in two groups.
         TreeMap<String, List<String>> groups = new TreeMap<>();
@@ -436,7 +441,7 @@ public final class RemoteLeaseService implements LeaseService {
         }
         if (groups.size() == 1) {
             Endpoint only = endpoints.values().iterator().next();
-            return single(only, request, List.of(names));
+            return single(only, request, List.of(names), callerWaits);
         }
         boolean dual = primaryOf.size() < names.length || groups.values().stream().mapToInt(List::size).sum() > names.length;
         List<Map.Entry<Endpoint, List<String>>> steps = new ArrayList<>();
@@ -455,7 +460,7 @@ public final class RemoteLeaseService implements LeaseService {
      * Cancelling the future withdraws the request; without an answer by the wait plus the call timeout (on the local
      * clock; not against a test clock) it fails as unavailable and is withdrawn.
      */
-    private CompletableFuture<Lease> single(Endpoint e, LeaseRequest request, List<String> names) {
+    private CompletableFuture<Lease> single(Endpoint e, LeaseRequest request, List<String> names, boolean callerWaits) {
         long id = nextRequestId();
         AcquireRequest wire = ProtoCodec.acquire(request, names).toBuilder().setRequestId(id).build();
         long timeoutMillis;
@@ -464,15 +469,20 @@ public final class RemoteLeaseService implements LeaseService {
         } catch (LeaseException ex) {
             return CompletableFuture.failedFuture(ex);
         }
-        AcquireSession session = e.session(names.get(0), lease -> releaseQuietly(e, lease));
-        CompletableFuture<Lease> result = session.acquire(wire);
+        SessionChannel session;
+        try {
+            session = e.session(names.get(0), lease -> releaseQuietly(e, lease), this::nextRequestId);
+        } catch (LeaseException ex) {
+            return CompletableFuture.failedFuture(ex);
+        }
+        CompletableFuture<Lease> result = session.acquire(wire, callerWaits);
         if (timeoutMillis > 0 && !result.isDone()) {
             TimeSource.Timer timer = local.schedule(Micros.plus(local.nowMicros(), timeoutMillis * 1_000L), () -> {
                 if (result.completeExceptionally(new LeaseServiceUnavailableException(null, "lease server " + e.address
                         + " did not answer the acquisition within " + timeoutMillis + " ms (its wait plus the call "
                         + "timeout); it was withdrawn"))) {
                     e.nudge();
-                    session.withdraw(id);
+                    session.withdraw(id, false);
                 }
             });
             result.whenComplete((l, f) -> timer.cancel());
@@ -509,9 +519,10 @@ public final class RemoteLeaseService implements LeaseService {
      * answer, so that once {@code cancel} returns the request is out of the queue, as with the embedded engine; a
      * grant that crossed the withdrawal is released when it arrives. From a transport thread it does not wait.
      */
-    private void withdraw(AcquireSession session, long requestId) {
-        CompletableFuture<Boolean> ack = session.withdraw(requestId);
-        if (Thread.currentThread().getName().startsWith("grpc-")) {
+    private void withdraw(SessionChannel session, long requestId) {
+        boolean transport = session.onTransportThread();
+        CompletableFuture<Boolean> ack = session.withdraw(requestId, !transport);
+        if (transport) {
             return;
         }
         boolean interrupted = Thread.interrupted();
@@ -626,7 +637,7 @@ public final class RemoteLeaseService implements LeaseService {
                         request.deadline(), request.leaseTime(), Duration.ofNanos(Math.max(0, left) * 1_000L),
                         request.startedAt());
             }
-            CompletableFuture<Lease> f = single(s.getKey(), part, s.getValue());
+            CompletableFuture<Lease> f = single(s.getKey(), part, s.getValue(), false);
             step.set(f);
             f.whenComplete((lease, failure) -> {
                 if (failure != null) {
@@ -773,7 +784,7 @@ public final class RemoteLeaseService implements LeaseService {
     private SessionReply onSession(Endpoint e, String name, String what, SessionRequest.Builder request,
             SessionReply.ResultCase expected) throws LeaseException {
         long id = nextRequestId();
-        AcquireSession session = e.session(name, lease -> releaseQuietly(e, lease));
+        SessionChannel session = e.session(name, lease -> releaseQuietly(e, lease), this::nextRequestId);
         CompletableFuture<SessionReply> f = session.call(id, request);
         long timeoutMillis = config.callTimeout().toMillis();
         SessionReply r;

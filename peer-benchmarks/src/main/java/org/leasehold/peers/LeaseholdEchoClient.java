@@ -2,24 +2,27 @@ package org.leasehold.peers;
 
 import java.util.Map;
 
+import org.leasehold.remote.RemoteClientConfig.Transport;
 import org.leasehold.remote.RemoteLeaseService;
 
 /**
  * The transport's ceiling: an echo on Leasehold's session stream ({@link RemoteLeaseService#ping}) as "acquire" and
  * again as "release", through the same client, connection and stream as the lease calls of {@code leasehold}, and
  * answered by the server without touching a lease. It takes no lock; it is the most any lock call on this stack could
- * do.
+ * do. {@code leasehold-socket-echo} is the same on the socket transport, the ceiling of {@code leasehold-socket}.
  */
 final class LeaseholdEchoClient implements LockClient<String> {
+    private final String system;
     private final RemoteLeaseService client;
 
-    LeaseholdEchoClient(String address) {
-        this.client = RemoteLeaseService.connect(Map.of("servers", address));
+    LeaseholdEchoClient(String system, String address, Transport transport) {
+        this.system = system;
+        this.client = RemoteLeaseService.connect(Map.of("servers", address, "transport", transport.name()));
     }
 
     @Override
     public String system() {
-        return "leasehold-echo";
+        return system;
     }
 
     @Override

@@ -5,6 +5,7 @@ import java.util.Map;
 import org.leasehold.lease.HolderId;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseRequest;
+import org.leasehold.remote.RemoteClientConfig.Transport;
 import org.leasehold.remote.RemoteLeaseService;
 
 /**
@@ -12,19 +13,21 @@ import org.leasehold.remote.RemoteLeaseService;
  * the server (FIFO, notified) when the name is held, released without a watermark. One client shared by every thread,
  * with one HTTP/2 connection by default; with several ({@code connections}), each name's calls take one of them (each
  * connection's calls are handled by one event-loop thread on each side, so more connections can use more cores).
- * Each thread is its own holder.
+ * Each thread is its own holder. On the socket transport ({@code leasehold-socket}) each calling thread writes its
+ * request and, while no other thread reads the connection, reads its answer itself.
  */
 final class LeaseholdLockClient implements LockClient<Lease> {
     private final String system;
     private final RemoteLeaseService client;
     private final ThreadLocal<HolderId> holder = ThreadLocal.withInitial(() -> HolderId.currentThread("peer-benchmark"));
 
-    LeaseholdLockClient(String system, String address, int connections) throws InterruptedException {
+    LeaseholdLockClient(String system, String address, int connections, Transport transport) throws InterruptedException {
         if (connections < 1) {
             throw new IllegalArgumentException("--leasehold-connections must be at least 1, not " + connections);
         }
         this.system = system;
-        this.client = RemoteLeaseService.connect(Map.of("servers", address, "connections", Integer.toString(connections)));
+        this.client = RemoteLeaseService.connect(Map.of("servers", address, "connections", Integer.toString(connections),
+                "transport", transport.name()));
         // A fresh server grants nothing during its quiet period: wait it out rather than count it as errors.
         long waitMillis = client.availableFrom().toEpochMilli() - client.now().toEpochMilli();
         if (waitMillis > 0) {

@@ -13,6 +13,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import org.leasehold.remote.RemoteClientConfig;
+import org.leasehold.remote.RemoteClientConfig.Transport;
 
 /**
  * The peer benchmark: the same lock workloads through one {@link LockClient} interface against Leasehold's lease
@@ -23,11 +24,13 @@ import org.leasehold.remote.RemoteClientConfig;
         description = "Cycles/s and acquire latency of Leasehold's lease server against etcd, Redis, ZooKeeper and "
                 + "PostgreSQL, every system under each workload in turn, run after run.")
 public final class PeerBenchmark implements Callable<Integer> {
-    static final List<String> ALL_SYSTEMS = List.of("leasehold", "leasehold-conns", "leasehold-echo", "redis-jedis",
+    static final List<String> ALL_SYSTEMS = List.of("leasehold", "leasehold-socket", "leasehold-conns",
+            "leasehold-socket-conns", "leasehold-echo", "leasehold-socket-echo", "redis-jedis",
             "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping", "etcd", "zookeeper", "postgresql", "java-socket-echo",
             "local-handoff");
 
-    @Option(names = "--leasehold", paramLabel = "HOST:PORT", description = "Leasehold lease server (gRPC)")
+    @Option(names = "--leasehold", paramLabel = "HOST:PORT", description = "Leasehold lease server (gRPC); the "
+            + "leasehold-socket systems use its socket transport, which it must serve (--socket-listen)")
     String leasehold;
     @Option(names = "--leasehold-connections", paramLabel = "N", defaultValue = "4",
             description = "Connections of the leasehold-conns system's client (its connections option); leasehold uses one "
@@ -108,7 +111,7 @@ public final class PeerBenchmark implements Callable<Integer> {
             plan.add(Workload.named(w, threads, names, contendedNames));
         }
         List<String> chosen = systems != null ? systems
-                : ALL_SYSTEMS.stream().filter(s -> address(s) != null && !s.equals("leasehold-conns")).toList();
+                : ALL_SYSTEMS.stream().filter(s -> address(s) != null && !s.endsWith("-conns")).toList();
         for (String s : chosen) {
             if (!ALL_SYSTEMS.contains(s)) {
                 throw new CommandLine.ParameterException(new CommandLine(this), "unknown system '" + s + "'; use " + ALL_SYSTEMS);
@@ -176,7 +179,8 @@ public final class PeerBenchmark implements Callable<Integer> {
 
     private String address(String system) {
         return switch (system) {
-            case "leasehold", "leasehold-conns", "leasehold-echo" -> leasehold;
+            case "leasehold", "leasehold-socket", "leasehold-conns", "leasehold-socket-conns", "leasehold-echo",
+                 "leasehold-socket-echo" -> leasehold;
             case "redis-jedis", "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping" -> redis;
             case "java-socket-echo", "local-handoff" -> "in-process";
             case "etcd" -> etcd;
@@ -188,7 +192,8 @@ public final class PeerBenchmark implements Callable<Integer> {
 
     private static String option(String system) {
         return switch (system) {
-            case "leasehold", "leasehold-conns", "leasehold-echo" -> "--leasehold";
+            case "leasehold", "leasehold-socket", "leasehold-conns", "leasehold-socket-conns", "leasehold-echo",
+                 "leasehold-socket-echo" -> "--leasehold";
             case "redis-jedis", "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping" -> "--redis";
             default -> "--" + system.replace("postgresql", "postgres");
         };
@@ -196,9 +201,14 @@ public final class PeerBenchmark implements Callable<Integer> {
 
     private LockClient<?> open(String system, int threadCount) throws Exception {
         return switch (system) {
-            case "leasehold" -> new LeaseholdLockClient("leasehold", leasehold, 1);
-            case "leasehold-conns" -> new LeaseholdLockClient("leasehold-conns", leasehold, leaseholdConnections);
-            case "leasehold-echo" -> new LeaseholdEchoClient(leasehold);
+            case "leasehold" -> new LeaseholdLockClient("leasehold", leasehold, 1, Transport.GRPC);
+            case "leasehold-socket" -> new LeaseholdLockClient("leasehold-socket", leasehold, 1, Transport.SOCKET);
+            case "leasehold-conns" -> new LeaseholdLockClient("leasehold-conns", leasehold, leaseholdConnections,
+                    Transport.GRPC);
+            case "leasehold-socket-conns" -> new LeaseholdLockClient("leasehold-socket-conns", leasehold,
+                    leaseholdConnections, Transport.SOCKET);
+            case "leasehold-echo" -> new LeaseholdEchoClient("leasehold-echo", leasehold, Transport.GRPC);
+            case "leasehold-socket-echo" -> new LeaseholdEchoClient("leasehold-socket-echo", leasehold, Transport.SOCKET);
             case "redis-jedis" -> new JedisLockClient(host(redis, "--redis"), port(redis, "--redis"), threadCount);
             case "redis-lettuce" -> new LettuceLockClient(host(redis, "--redis"), port(redis, "--redis"));
             case "redis-jedis-ping" -> RedisPingClient.jedis(host(redis, "--redis"), port(redis, "--redis"), threadCount);

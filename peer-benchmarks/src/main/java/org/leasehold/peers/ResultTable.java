@@ -17,12 +17,18 @@ public final class ResultTable {
     /** Leasehold's label; its other rows (the echo ceiling, variants) start with it and are not peers in the goals. */
     static final String LEASEHOLD = "leasehold";
 
+    /**
+     * The Leasehold rows the goals are judged for, one per transport a user can choose: gRPC ({@code leasehold}) and
+     * the socket transport ({@code leasehold-socket}).
+     */
+    static final List<String> JUDGED = List.of(LEASEHOLD, "leasehold-socket");
+
     /** The lock services Leasehold is judged against. */
     static final List<String> PEERS = List.of("redis-jedis", "redis-lettuce", "etcd", "zookeeper", "postgresql");
 
     /** Rows that take no lock: the transports' ceilings (an echo, a PING) and the in-process hand-off floor. */
-    static final List<String> CEILINGS = List.of("leasehold-echo", "redis-jedis-ping", "redis-lettuce-ping", "java-socket-echo",
-            "local-handoff");
+    static final List<String> CEILINGS = List.of("leasehold-echo", "leasehold-socket-echo", "redis-jedis-ping",
+            "redis-lettuce-ping", "java-socket-echo", "local-handoff");
 
     /** The ceilings that cross the network (loopback): all but the in-process hand-offs. */
     private static final List<String> OVER_LOOPBACK = CEILINGS.stream().filter(c -> !c.equals("local-handoff")).toList();
@@ -123,30 +129,40 @@ public final class ResultTable {
     public List<Goal> goals() {
         Map<String, Row> byKey = byKey();
         List<Goal> goals = new ArrayList<>();
-        Row lu = byKey.get("uncontended/" + LEASEHOLD);
+        for (String judged : JUDGED) {
+            goals.addAll(goals(byKey, judged));
+        }
+        return goals;
+    }
+
+    /** The goals for one Leasehold row; their names carry the row's system unless it is plain {@link #LEASEHOLD}. */
+    private List<Goal> goals(Map<String, Row> byKey, String system) {
+        String who = system.equals(LEASEHOLD) ? "" : system + ": ";
+        List<Goal> goals = new ArrayList<>();
+        Row lu = byKey.get("uncontended/" + system);
         Row ru = bestRate(byKey, "uncontended");
         if (lu != null && ru != null) {
-            goals.add(ratio("uncontended ≥ 2× best Redis (" + ru.system() + ")", lu, ru, 2.0));
+            goals.add(ratio(who + "uncontended ≥ 2× best Redis (" + ru.system() + ")", lu, ru, 2.0));
         }
         for (String peer : List.of("etcd", "zookeeper")) {
             Row p = byKey.get("uncontended/" + peer);
             if (lu != null && p != null) {
-                goals.add(ratio("uncontended ≥ 30× " + peer, lu, p, 30.0));
+                goals.add(ratio(who + "uncontended ≥ 30× " + peer, lu, p, 30.0));
             }
         }
-        Row lc = byKey.get("contended/" + LEASEHOLD);
+        Row lc = byKey.get("contended/" + system);
         Row rc = bestRate(byKey, "contended");
         if (lc != null && rc != null) {
-            goals.add(ratio("contended ≥ best Redis (" + rc.system() + ")", lc, rc, 1.0));
+            goals.add(ratio(who + "contended ≥ best Redis (" + rc.system() + ")", lc, rc, 1.0));
         }
-        Row ls = byKey.get("single/" + LEASEHOLD);
+        Row ls = byKey.get("single/" + system);
         Row rs = bestP50(byKey, "single");
         if (ls != null && rs != null) {
-            goals.add(new Goal("single-thread acquire p50 ≤ best Redis (" + rs.system() + ")",
+            goals.add(new Goal(who + "single-thread acquire p50 ≤ best Redis (" + rs.system() + ")",
                     String.format(Locale.ROOT, "%s vs %s", latency(ls.p50()), latency(rs.p50())), ls.p50() <= rs.p50()));
         }
         for (Row l : rows()) {
-            if (!l.system().equals(LEASEHOLD)) {
+            if (!l.system().equals(system)) {
                 continue;
             }
             Row lowest = null;
@@ -156,7 +172,7 @@ public final class ResultTable {
                 }
             }
             if (lowest != null) {
-                goals.add(new Goal(l.workload() + ": acquire p99 below every peer's (lowest: " + lowest.system() + ")",
+                goals.add(new Goal(who + l.workload() + ": acquire p99 below every peer's (lowest: " + lowest.system() + ")",
                         String.format(Locale.ROOT, "%s vs %s", latency(l.p99()), latency(lowest.p99())), l.p99() < lowest.p99()));
             }
         }

@@ -71,6 +71,25 @@ class ResultTableTest {
     }
 
     @Test
+    void eachLeaseholdTransportIsJudgedOnItsOwn() {
+        ResultTable t = new ResultTable();
+        t.add(run("leasehold", "single", 1, 5_000, 90));
+        t.add(run("leasehold-socket", "single", 1, 18_000, 25));
+        t.add(run("leasehold-socket-echo", "single", 1, 25_000, 18));
+        t.add(run("redis-jedis", "single", 1, 8_000, 60));
+        Map<String, ResultTable.Goal> goals = goalsByName(t);
+        assertFalse(goals.get("single-thread acquire p50 ≤ best Redis (redis-jedis)").met());
+        ResultTable.Goal socket = goals.get("leasehold-socket: single-thread acquire p50 ≤ best Redis (redis-jedis)");
+        assertTrue(socket.met(), socket.figures());
+        assertEquals("25 µs vs 60 µs", socket.figures());
+        assertTrue(goals.get("leasehold-socket: single: acquire p99 below every peer's (lowest: redis-jedis)").met());
+        // The socket echo is a ceiling, neither judged nor a peer.
+        assertTrue(goals.keySet().stream().noneMatch(g -> g.contains("echo")), goals.keySet().toString());
+        assertEquals("| ≤ redis-jedis | 60 µs | leasehold-socket-echo | 18 µs |",
+                t.markdownCeilings().lines().toList().get(2));
+    }
+
+    @Test
     void ceilingsAreNeverPeersAndAreSetBesideWhatTheGoalAsks() {
         ResultTable t = new ResultTable();
         t.add(run("leasehold", "uncontended", 1, 300_000, 900));

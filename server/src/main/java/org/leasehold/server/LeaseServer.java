@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -16,6 +17,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 
+import org.leasehold.remote.Protocol;
 import org.leasehold.time.Micros;
 
 /**
@@ -33,6 +35,7 @@ public final class LeaseServer implements AutoCloseable {
     private final LeaseholdService service;
     private final Server grpc;
     private final HttpEndpoint http;
+    private final SocketTransport socket;
     private volatile boolean stopping;
 
     private LeaseServer(ServerConfig config) throws IOException {
@@ -65,28 +68,40 @@ public final class LeaseServer implements AutoCloseable {
         }
         this.grpc = b.build().start();
         boolean ok = false;
+        HttpEndpoint h = null;
         try {
-            this.http = config.httpListen() != null ? new HttpEndpoint(config.httpListen(), metrics, new HealthView()) : null;
+            h = config.httpListen() != null ? new HttpEndpoint(config.httpListen(), metrics, new HealthView()) : null;
+            ServerConfig.SocketSettings s = config.socket();
+            this.socket = s == null ? null : new SocketTransport(s.listen(), config.tlsCert() == null ? null
+                    : org.leasehold.remote.SocketTls.serverContext(config.tlsCert(), config.tlsKey(), config.tlsClientCa()),
+                    config.tlsClientCa() != null, tokens, service, metrics, config.maxMessageBytes(), s.maxConnections(),
+                    Duration.ofSeconds(10), Protocol.SOCKET_IDLE_TIMEOUT, s.writeTimeout());
             ok = true;
         } finally {
             if (!ok) {
                 grpc.shutdownNow();
                 holder.close();
+                if (h != null) {
+                    h.close();
+                }
             }
         }
+        this.http = h;
+        service.socketPort(socketPort());
+        service.maxMessageBytes(config.maxMessageBytes());
         if (config.portFile() != null) {
-            Files.writeString(config.portFile(), "grpc=" + port() + "\nhttp=" + (http != null ? http.port() : "") + "\n",
-                    StandardCharsets.UTF_8);
+            Files.writeString(config.portFile(), "grpc=" + port() + "\nhttp=" + (http != null ? http.port() : "")
+                    + "\nsocket=" + (socket != null ? socket.port() : "") + "\n", StandardCharsets.UTF_8);
         }
         if (holder.testClock()) {
             LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-2010 this lease server runs on a TEST CLOCK starting at {0}: "
                     + "time moves only when a test says so. Never use --test-clock in production", config.testClock());
         }
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-2001 lease server listening on {0} (gRPC{1}{2}{3}), "
-                + "metrics and health on {4}; grants from {5}", address(), config.tlsCert() != null ? ", TLS" : "",
-                config.tlsClientCa() != null ? ", client certificates" : "", tokens != null ? ", " + tokens.size()
-                        + " token(s)" : "", http != null ? "127.0.0.1:" + http.port() : "(off)",
-                holder.engine().availableFrom());
+                + "metrics and health on {4}, socket transport on {5}; grants from {6}", address(),
+                config.tlsCert() != null ? ", TLS" : "", config.tlsClientCa() != null ? ", client certificates" : "",
+                tokens != null ? ", " + tokens.size() + " token(s)" : "", http != null ? "127.0.0.1:" + http.port()
+                        : "(off)", socket != null ? socket.address() : "(off)", holder.engine().availableFrom());
     }
 
     /** Starts a server with {@code config}; it is listening when this returns. */
@@ -103,6 +118,11 @@ public final class LeaseServer implements AutoCloseable {
     public String address() {
         InetSocketAddress a = (InetSocketAddress) grpc.getListenSockets().get(0);
         return a.getAddress().getHostAddress() + ":" + a.getPort();
+    }
+
+    /** The bound socket transport port, or -1 if off. */
+    public int socketPort() {
+        return socket != null ? socket.port() : -1;
     }
 
     /** The bound metrics and health port, or -1 if off. */
@@ -133,6 +153,9 @@ public final class LeaseServer implements AutoCloseable {
                 + "acquisition(s) will be answered 'unavailable'", address(), service.waitingNow());
         grpc.shutdown();
         holder.close();
+        if (socket != null) {
+            socket.close(config.drainTimeout());
+        }
         try {
             if (!grpc.awaitTermination(config.drainTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
                 LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-2003 calls still in flight after the drain timeout {0}; "

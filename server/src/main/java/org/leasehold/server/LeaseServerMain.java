@@ -52,8 +52,26 @@ public final class LeaseServerMain implements Callable<Integer> {
             description = "Metrics (/metrics) and health (/health, /ready) address, or 'none'. Default: ${DEFAULT-VALUE}.")
     String httpListen;
 
+    @Option(names = "--socket-listen", paramLabel = "HOST:PORT|none", defaultValue = "none",
+            description = "Also serve the session calls (acquire, release, renew, upgrade) over the socket transport on "
+                    + "this address: length-prefixed protobuf frames on plain TCP (or TLS), where each client thread does "
+                    + "its own socket I/O (lower latency than gRPC). Clients choose it with transport=socket. Same "
+                    + "authentication, ACLs and limits. Default: ${DEFAULT-VALUE}.")
+    String socketListen;
+
+    @Option(names = "--socket-max-connections", paramLabel = "N", defaultValue = "1024",
+            description = "Socket transport connections allowed at once (each has a thread on the server). "
+                    + "Default: ${DEFAULT-VALUE}.")
+    int socketMaxConnections;
+
+    @Option(names = "--socket-write-timeout", paramLabel = "DURATION", defaultValue = "10s",
+            description = "A socket connection whose answers wait this long for the client to read them is closed "
+                    + "(its waiting requests are withdrawn). Default: ${DEFAULT-VALUE}.")
+    String socketWriteTimeout;
+
     @Option(names = "--port-file", paramLabel = "FILE",
-            description = "Write 'grpc=<port>' and 'http=<port>' here once listening (useful with port 0).")
+            description = "Write 'grpc=<port>', 'http=<port>' and 'socket=<port>' here once listening (useful with "
+                    + "port 0).")
     Path portFile;
 
     @Option(names = "--max-lease", paramLabel = "DURATION", defaultValue = "10s",
@@ -178,9 +196,12 @@ public final class LeaseServerMain implements Callable<Integer> {
             }
         }
         Duration drain = RemoteClientConfig.duration("--drain-timeout", drainTimeout);
+        ServerConfig.SocketSettings socket = socketListen.equalsIgnoreCase("none") ? null
+                : new ServerConfig.SocketSettings(ServerConfig.address("--socket-listen", socketListen),
+                        socketMaxConnections, RemoteClientConfig.duration("--socket-write-timeout", socketWriteTimeout));
         return new ServerConfig(ServerConfig.address("--listen", listen), http, portFile, engine, maxWaiters,
                 maxWaitersPerConnection, maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl,
-                clock, exitWhenStdinCloses, drain, insecure).validate();
+                clock, exitWhenStdinCloses, drain, insecure, socket).validate();
     }
 
     @Override
@@ -189,7 +210,7 @@ public final class LeaseServerMain implements Callable<Integer> {
         LeaseServer server = LeaseServer.start(config);
         // The ready line: tests and scripts read the bound ports from it.
         System.out.println("LEASEHOLD-2000 ready grpc=" + server.address() + " http=" + server.httpPort()
-                + " availableFrom=" + server.availableFrom());
+                + " availableFrom=" + server.availableFrom() + " socket=" + server.socketPort());
         System.out.flush();
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {

@@ -74,6 +74,10 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
     private final int maxWaiters;
     private final int maxWaitersPerConnection;
     private final AtomicInteger waiting = new AtomicInteger();
+    /** The socket transport's port, told in {@link InfoReply}; 0 when there is none. */
+    private volatile int socketPort;
+    /** The largest request accepted, told in {@link InfoReply}. */
+    private volatile int maxMessageBytes;
 
     LeaseholdService(EngineHolder holder, AccessControl acl, ServerMetrics metrics, int maxWaiters,
             int maxWaitersPerConnection) {
@@ -131,22 +135,28 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
     @Override
     public StreamObserver<SessionRequests> session(StreamObserver<SessionReplies> responses) {
         ServerCallStreamObserver<SessionReplies> call = (ServerCallStreamObserver<SessionReplies>) responses;
-        Session session = new Session(call, principal(), CallGate.CONNECTION.get());
+        // gRPC's observer never blocks (it buffers under flow control), so answers go out on whichever thread made them.
+        SessionHandle session = openSession(principal(), CallGate.CONNECTION.get(), new Outlet() {
+            @Override
+            public void send(SessionReplies replies) {
+                call.onNext(replies);
+            }
+
+            @Override
+            public void complete() {
+                call.onCompleted();
+            }
+
+            @Override
+            public void flushLater(Runnable flush) {
+                flush.run();
+            }
+        });
         call.setOnCancelHandler(session::end);
         return new StreamObserver<>() {
             @Override
             public void onNext(SessionRequests batch) {
-                // The answers to a batch go out together when it has been handled (grants made meanwhile for this
-                // session's waiting requests, by other sessions' releases, join them).
-                session.batching = true;
-                try {
-                    for (SessionRequest r : batch.getRequestsList()) {
-                        handle(session, r);
-                    }
-                } finally {
-                    session.batching = false;
-                    session.flush();
-                }
+                session.handle(batch);
             }
 
             @Override
@@ -157,6 +167,65 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
             @Override
             public void onCompleted() {
                 session.end();
+                session.complete();
+            }
+        };
+    }
+
+    /** Where a session's answers go: the gRPC stream, or a socket ({@link SocketTransport}). */
+    interface Outlet {
+        /** Sends a batch of answers (called under the session's lock); throws if the session's transport is gone. */
+        void send(SessionReplies replies);
+
+        /** Ends the answers (the client closed its side). */
+        void complete();
+
+        /**
+         * Runs {@code flush} for answers made outside a batch of this session's requests (grants to its waiting
+         * requests, made on another session's thread): at once, or on a thread of the transport's where a flush that
+         * blocks on this session's connection holds up nobody else.
+         */
+        void flushLater(Runnable flush);
+    }
+
+    /** A session as its transport drives it. */
+    interface SessionHandle {
+        /** Handles a batch of requests in order; their answers go out together at its end. */
+        void handle(SessionRequests batch);
+
+        /** The stream ended (closed, cancelled or lost): every waiting request is withdrawn. */
+        void end();
+
+        /** Ends the answers after the client ended its requests. */
+        void complete();
+    }
+
+    /** Opens a session for {@code principal} on {@code conn} (null if the transport has none), answering to {@code out}. */
+    SessionHandle openSession(String principal, CallGate.Connection conn, Outlet out) {
+        Session session = new Session(out, principal, conn);
+        return new SessionHandle() {
+            @Override
+            public void handle(SessionRequests batch) {
+                // The answers to a batch go out together when it has been handled (grants made meanwhile for this
+                // session's waiting requests, by other sessions' releases, join them).
+                session.batching = true;
+                try {
+                    for (SessionRequest r : batch.getRequestsList()) {
+                        LeaseholdService.handle(session, r);
+                    }
+                } finally {
+                    session.batching = false;
+                    session.flush();
+                }
+            }
+
+            @Override
+            public void end() {
+                session.end();
+            }
+
+            @Override
+            public void complete() {
                 session.complete();
             }
         };
@@ -190,7 +259,7 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
 
     /** One client's session stream: its waiting requests, answered in completion order, in batches. */
     private final class Session {
-        private final ServerCallStreamObserver<SessionReplies> call;
+        private final Outlet call;
         private final String principal;
         private final CallGate.Connection conn;
         private final Map<Long, CompletableFuture<Lease>> waitingById = new ConcurrentHashMap<>();
@@ -199,7 +268,7 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
         volatile boolean batching;
         private volatile boolean ended;
 
-        Session(ServerCallStreamObserver<SessionReplies> call, String principal, CallGate.Connection conn) {
+        Session(Outlet call, String principal, CallGate.Connection conn) {
             this.call = call;
             this.principal = principal;
             this.conn = conn;
@@ -220,7 +289,7 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
             outbox.add(new Outgoing(reply, grant));
             // Read after adding: the transport thread clears the flag before its final flush, so it sees this answer.
             if (!batching) {
-                flush();
+                call.flushLater(this::flush);
             }
             return true;
         }
@@ -242,7 +311,7 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
                 replies.addReplies(o.reply);
             }
             try {
-                call.onNext(replies.build());
+                call.send(replies.build());
             } catch (RuntimeException gone) {
                 LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2102 answers to a gone session dropped: {0}",
                         gone.getMessage());
@@ -260,7 +329,7 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
 
         synchronized void complete() {
             try {
-                call.onCompleted();
+                call.complete();
             } catch (RuntimeException gone) {
                 LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2106 session already gone: {0}", gone.getMessage());
             }
@@ -649,6 +718,14 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
 
     // ------------------------------------------------------------------------------------------------ info, echo
 
+    void socketPort(int port) {
+        socketPort = Math.max(0, port);
+    }
+
+    void maxMessageBytes(int bytes) {
+        maxMessageBytes = bytes;
+    }
+
     private InfoReply info() {
         EmbeddedLeaseService engine = holder.engine();
         EngineConfig c = engine.config();
@@ -656,7 +733,8 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
                 .setAvailableFromMicros(Micros.of(engine.availableFrom()))
                 .setStartedAtMicros(Micros.of(engine.availableFrom()) - Micros.of(c.effectiveQuietPeriod()))
                 .setMaxLeaseMicros(Micros.of(c.maxLeaseDuration())).setGraceMicros(Micros.of(c.grace()))
-                .setTestClock(holder.testClock()).setProtocolVersion(Protocol.VERSION).setPrincipal(principal()).build();
+                .setTestClock(holder.testClock()).setProtocolVersion(Protocol.VERSION).setPrincipal(principal())
+                .setSocketPort(socketPort).setMaxMessageBytes(maxMessageBytes).build();
     }
 
     @Override

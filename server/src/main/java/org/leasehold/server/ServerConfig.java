@@ -30,16 +30,31 @@ import org.leasehold.remote.Protocol;
  * @param exitWhenStdinCloses      shut down when standard input reaches its end (the parent died)
  * @param drainTimeout             how long a graceful shutdown waits for calls in flight
  * @param insecure                 allow listening beyond loopback without TLS and authentication
+ * @param socket                   the socket transport's settings, or null for none (gRPC only)
  */
 public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListen, Path portFile, EngineConfig engine,
         int maxWaiters, int maxWaitersPerConnection, int maxCallsPerConnection, int maxMessageBytes, Path tlsCert,
         Path tlsKey, Path tlsClientCa, Path tokens, Path acl, Instant testClock, boolean exitWhenStdinCloses,
-        Duration drainTimeout, boolean insecure) {
+        Duration drainTimeout, boolean insecure, SocketSettings socket) {
+
+    /**
+     * The socket transport ({@link SocketTransport}).
+     *
+     * @param listen          its address (port 0: any free port)
+     * @param maxConnections  connections allowed at once (each has a thread on the server)
+     * @param writeTimeout    how long answers may wait for a client to read them before its connection is closed
+     */
+    public record SocketSettings(InetSocketAddress listen, int maxConnections, Duration writeTimeout) {
+        /** On loopback, any free port, with the defaults of the command line. */
+        public static SocketSettings loopback() {
+            return new SocketSettings(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1_024, Duration.ofSeconds(10));
+        }
+    }
 
     /** Defaults for tests and embedding: loopback, any free port, no metrics endpoint, no security. */
     public static ServerConfig loopback(EngineConfig engine) {
         return new ServerConfig(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), null, null, engine, 100_000,
-                10_000, 10_000, 1 << 20, null, null, null, null, null, null, false, Duration.ofSeconds(5), false);
+                10_000, 10_000, 1 << 20, null, null, null, null, null, null, false, Duration.ofSeconds(5), false, null);
     }
 
     /** Checks the settings together; the message says what to change. */
@@ -65,6 +80,19 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
             throw new IllegalArgumentException("refusing to listen on " + listen + " without TLS and authentication: "
                     + "give --tls-cert/--tls-key and --tokens or --tls-client-ca, listen on 127.0.0.1, or pass "
                     + "--insecure if this network is trusted");
+        }
+        if (socket != null) {
+            if (socket.maxConnections() < 1) {
+                throw new IllegalArgumentException("--socket-max-connections must be at least 1");
+            }
+            if (socket.writeTimeout().isNegative() || socket.writeTimeout().isZero()) {
+                throw new IllegalArgumentException("--socket-write-timeout must be positive");
+            }
+            if (!secured && !insecure && !isLoopback(socket.listen())) {
+                throw new IllegalArgumentException("refusing to listen on " + socket.listen() + " (--socket-listen) "
+                        + "without TLS and authentication: give --tls-cert/--tls-key and --tokens or --tls-client-ca, "
+                        + "listen on 127.0.0.1, or pass --insecure if this network is trusted");
+            }
         }
         if (drainTimeout.isNegative()) {
             throw new IllegalArgumentException("--drain-timeout must not be negative");
@@ -105,30 +133,36 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
     public ServerConfig withEngine(EngineConfig e) {
         return new ServerConfig(listen, httpListen, portFile, e, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
-                exitWhenStdinCloses, drainTimeout, insecure);
+                exitWhenStdinCloses, drainTimeout, insecure, socket);
     }
 
     public ServerConfig withTestClock(Instant start) {
         return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, start,
-                exitWhenStdinCloses, drainTimeout, insecure);
+                exitWhenStdinCloses, drainTimeout, insecure, socket);
     }
 
     public ServerConfig withHttpListen(InetSocketAddress a) {
         return new ServerConfig(listen, a, portFile, engine, maxWaiters, maxWaitersPerConnection, maxCallsPerConnection,
                 maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock, exitWhenStdinCloses, drainTimeout,
-                insecure);
+                insecure, socket);
     }
 
     public ServerConfig withSecurity(Path cert, Path key, Path clientCa, Path tokenFile, Path aclFile) {
         return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, cert, key, clientCa, tokenFile, aclFile, testClock,
-                exitWhenStdinCloses, drainTimeout, insecure);
+                exitWhenStdinCloses, drainTimeout, insecure, socket);
     }
 
     public ServerConfig withLimits(int waiters, int waitersPerConnection, int callsPerConnection, int messageBytes) {
         return new ServerConfig(listen, httpListen, portFile, engine, waiters, waitersPerConnection, callsPerConnection,
                 messageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock, exitWhenStdinCloses, drainTimeout,
-                insecure);
+                insecure, socket);
+    }
+
+    public ServerConfig withSocket(SocketSettings s) {
+        return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
+                maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
+                exitWhenStdinCloses, drainTimeout, insecure, s);
     }
 }

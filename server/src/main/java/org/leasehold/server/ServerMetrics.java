@@ -35,6 +35,8 @@ final class ServerMetrics {
             .help("Acquisitions waiting on the server now").register(registry);
     final Gauge connections = Gauge.builder().name("leasehold_connections")
             .help("Client connections (sessions) open now").register(registry);
+    final Counter socketConnections = Counter.builder().name("leasehold_socket_connections_opened")
+            .help("Connections accepted on the socket transport (--socket-listen)").register(registry);
     final Counter refused = Counter.builder().name("leasehold_refused_calls_total")
             .help("Calls refused before reaching the lease engine, by reason").labelNames("reason").register(registry);
     final Gauge quiet = Gauge.builder().name("leasehold_quiet_period")

@@ -26,10 +26,15 @@ final class RemoteFixture implements LeaseFixture {
 
     /** With {@code connections} connections from the client to the server. */
     RemoteFixture(ServerProcess server, TestClockClient clock, Settings settings, int connections) {
+        this(server, clock, settings, RemoteClientConfig.builder(server.address()).connections(connections));
+    }
+
+    /** With a client configured by {@code client}. */
+    RemoteFixture(ServerProcess server, TestClockClient clock, Settings settings, RemoteClientConfig.Builder client) {
         this.clock = clock;
         this.settings = settings;
         clock.reset(settings, START);
-        this.client = new RemoteLeaseService(RemoteClientConfig.builder(server.address()).connections(connections).build());
+        this.client = new RemoteLeaseService(client.build());
     }
 
     @Override

@@ -1,0 +1,407 @@
+package org.leasehold.server;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.SSLSocketFactory;
+
+import org.leasehold.remote.Frames;
+import org.leasehold.remote.Protocol;
+import org.leasehold.remote.proto.LeaseError;
+import org.leasehold.remote.proto.SessionReplies;
+import org.leasehold.remote.proto.SessionReply;
+import org.leasehold.remote.proto.SessionRequests;
+import org.leasehold.remote.proto.SocketHello;
+import org.leasehold.remote.proto.SocketWelcome;
+
+/**
+ * The socket transport: the session stream over a plain (or TLS) TCP connection with length-prefixed protobuf frames
+ * instead of HTTP/2, so that a client thread can write its request and read its answer itself, with no thread
+ * hand-off on either side. One thread per connection reads its requests and handles each batch inline (the engine never
+ * blocks), writing the answers before it reads the next; answers made on other threads (grants to waiting requests)
+ * are written by a small pool, so that a client that stops reading holds up only its own connection. A connection
+ * whose answers have not been taken for {@link #writeTimeout} is closed, which withdraws its waiting requests.
+ *
+ * <p>Sessions here are the same {@link LeaseholdService} sessions as on gRPC: same authentication (bearer token in the
+ * {@code SocketHello}, or client certificate), same ACLs, limits and metrics.
+ */
+final class SocketTransport implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(SocketTransport.class.getName());
+
+    /** Request id of a connection-level error answer, after which the server closes the connection. */
+    static final long CONNECTION_ERROR_ID = 0;
+
+    private final ServerSocket listener;
+    private final SSLSocketFactory tlsFactory;
+    private final boolean tls;
+    private final boolean clientCertificates;
+    private final Credentials tokens;
+    private final LeaseholdService service;
+    private final ServerMetrics metrics;
+    private final int maxMessageBytes;
+    private final int maxConnections;
+    private final Duration handshakeTimeout;
+    private final Duration idleTimeout;
+    private final Duration writeTimeout;
+    private final Map<Long, Conn> open = new ConcurrentHashMap<>();
+    private final AtomicLong ids = new AtomicLong();
+    private final ExecutorService writers = Executors.newCachedThreadPool(daemon("leasehold-socket-writer"));
+    private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(
+            daemon("leasehold-socket-watchdog"));
+    private final Thread acceptor;
+    private volatile boolean closing;
+
+    @SuppressWarnings("checkstyle:ParameterNumber")
+    SocketTransport(InetSocketAddress listen, SSLContext ssl, boolean clientCertificates, Credentials tokens,
+            LeaseholdService service, ServerMetrics metrics, int maxMessageBytes, int maxConnections,
+            Duration handshakeTimeout, Duration idleTimeout, Duration writeTimeout) throws IOException {
+        this.tls = ssl != null;
+        this.clientCertificates = clientCertificates;
+        this.tokens = tokens;
+        this.service = service;
+        this.metrics = metrics;
+        this.maxMessageBytes = maxMessageBytes;
+        this.maxConnections = maxConnections;
+        this.handshakeTimeout = handshakeTimeout;
+        this.idleTimeout = idleTimeout;
+        this.writeTimeout = writeTimeout;
+        // TLS is layered on each accepted TCP socket (not an SSLServerSocket), so that the watchdog can close the TCP
+        // socket under a TLS write that blocks: closing the TLS socket itself would wait for that write.
+        this.tlsFactory = ssl != null ? ssl.getSocketFactory() : null;
+        this.listener = new ServerSocket();
+        listener.setReuseAddress(true);
+        listener.bind(listen, 128);
+        this.acceptor = daemon("leasehold-socket-accept").newThread(this::acceptLoop);
+        acceptor.start();
+        long tick = Math.max(100, Math.min(1_000, writeTimeout.toMillis() / 4));
+        watchdog.scheduleWithFixedDelay(this::checkWriters, tick, tick, TimeUnit.MILLISECONDS);
+    }
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        AtomicLong n = new AtomicLong();
+        return r -> {
+            Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    int port() {
+        return listener.getLocalPort();
+    }
+
+    String address() {
+        return listener.getInetAddress().getHostAddress() + ":" + listener.getLocalPort();
+    }
+
+    private void acceptLoop() {
+        while (!closing) {
+            Socket s;
+            try {
+                s = listener.accept();
+            } catch (IOException e) {
+                if (!closing) {
+                    LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-2301 the socket transport could not accept a "
+                            + "connection: {0}", e.toString());
+                }
+                continue;
+            }
+            if (open.size() >= maxConnections) {
+                metrics.refused.labelValues("too_many_connections").inc();
+                refuseAndClose(s);
+                continue;
+            }
+            Conn c = new Conn(ids.incrementAndGet(), s);
+            open.put(c.id, c);
+            metrics.connections.inc();
+            metrics.socketConnections.inc();
+            Thread t = new Thread(c::run, "leasehold-socket-" + c.id);
+            t.setDaemon(true);
+            c.reader = t;
+            t.start();
+        }
+    }
+
+    /** Tells a connection beyond the limit why it is closed (plain text only: a TLS handshake could stall). */
+    private void refuseAndClose(Socket s) {
+        LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-2302 socket connection from {0} refused: {1} connections are "
+                + "open, the server''s --socket-max-connections", s.getRemoteSocketAddress(), maxConnections);
+        try (s) {
+            if (!tls) {
+                Frames.write(s.getOutputStream(), SocketWelcome.newBuilder().setProtocolVersion(Protocol.VERSION)
+                        .setError(unavailable("the lease server already has " + maxConnections + " socket connections "
+                                + "(its --socket-max-connections): share connections between threads, or retry later"))
+                        .build());
+            }
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2303 refusing {0}: {1}", s.getRemoteSocketAddress(), e);
+        }
+    }
+
+    private static LeaseError unavailable(String message) {
+        return LeaseError.newBuilder().setKind(LeaseError.Kind.UNAVAILABLE).setMessage(message).build();
+    }
+
+    private static LeaseError invalid(String message) {
+        return LeaseError.newBuilder().setKind(LeaseError.Kind.INVALID).setReason("NULL_ARGUMENT").setMessage(message)
+                .build();
+    }
+
+    /** Closes connections whose answers have waited longer than the write timeout for the client to read them. */
+    private void checkWriters() {
+        long now = System.nanoTime();
+        for (Conn c : open.values()) {
+            long since = c.writingSince;
+            if (since != 0 && now - since > writeTimeout.toNanos()) {
+                metrics.refused.labelValues("stalled_reader").inc();
+                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-2304 socket connection {0} from {1} has not read its "
+                        + "answers for {2}: closing it (its waiting requests are withdrawn)", c.id, c.remote, writeTimeout);
+                c.closeSocket();
+            }
+        }
+    }
+
+    /** Stops accepting, gives pending answers up to {@code drain} to go out, then closes every connection. */
+    void close(Duration drain) {
+        closing = true;
+        try {
+            listener.close();
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2305 closing the socket listener: {0}", e.toString());
+        }
+        writers.shutdown();
+        try {
+            writers.awaitTermination(drain.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        for (Conn c : open.values()) {
+            c.closeSocket();
+        }
+        writers.shutdownNow();
+        watchdog.shutdownNow();
+    }
+
+    @Override
+    public void close() {
+        close(Duration.ZERO);
+    }
+
+    /** One client connection: its reader thread, its session, and how its answers are written. */
+    private final class Conn implements LeaseholdService.Outlet {
+        final long id;
+        /** The accepted TCP socket: closing it ends the connection at once, TLS or not. */
+        final Socket raw;
+        /** What requests are read from and answers written to: {@link #raw}, or TLS over it. */
+        private Socket socket;
+        final String remote;
+        final CallGate.Connection gate;
+        volatile Thread reader;
+        /** When a write of answers began and has not finished (System.nanoTime), or 0. */
+        volatile long writingSince;
+        private OutputStream out;
+        private final AtomicBoolean flushQueued = new AtomicBoolean();
+        private final AtomicBoolean socketClosed = new AtomicBoolean();
+
+        Conn(long id, Socket raw) {
+            this.id = id;
+            this.raw = raw;
+            this.socket = raw;
+            this.remote = String.valueOf(raw.getRemoteSocketAddress());
+            this.gate = new CallGate.Connection(id, remote);
+        }
+
+        void run() {
+            LeaseholdService.SessionHandle session = null;
+            try {
+                raw.setTcpNoDelay(true);
+                raw.setSoTimeout((int) handshakeTimeout.toMillis());
+                if (tlsFactory != null) {
+                    SSLSocket ssl = (SSLSocket) tlsFactory.createSocket(raw, null, true);
+                    ssl.setUseClientMode(false);
+                    if (clientCertificates) {
+                        // With tokens too, a certificate is optional (a caller may authenticate either way).
+                        if (tokens != null) {
+                            ssl.setWantClientAuth(true);
+                        } else {
+                            ssl.setNeedClientAuth(true);
+                        }
+                    }
+                    socket = ssl;
+                }
+                out = socket.getOutputStream();
+                Frames.Reader in = new Frames.Reader(socket.getInputStream(), maxMessageBytes);
+                String principal = handshake(in);
+                if (principal == null) {
+                    return;
+                }
+                session = service.openSession(principal, gate, this);
+                socket.setSoTimeout((int) idleTimeout.toMillis());
+                while (true) {
+                    SessionRequests batch = in.next(SessionRequests.parser(), "SessionRequests");
+                    session.handle(batch);
+                }
+            } catch (Frames.BadFrameException e) {
+                metrics.refused.labelValues(e.fault()).inc();
+                LOG.log(System.Logger.Level.INFO, "LEASEHOLD-2306 socket connection {0} from {1} sent a bad frame: {2}",
+                        id, remote, e.getMessage());
+                String limit = e.fault().equals("too_large") ? " (the server's --max-message-bytes)" : "";
+                if (session != null) {
+                    tellAndClose(session, "this connection sent a bad frame and is closed: " + e.getMessage() + limit);
+                } else {
+                    welcomeError(invalid("the first frame must be a SocketHello: " + e.getMessage() + limit));
+                }
+            } catch (SocketTimeoutException e) {
+                metrics.refused.labelValues(session == null ? "handshake_timeout" : "idle").inc();
+                LOG.log(System.Logger.Level.INFO, "LEASEHOLD-2307 socket connection {0} from {1} sent nothing for {2}: "
+                        + "closing it", id, remote, session == null ? handshakeTimeout : idleTimeout);
+            } catch (EOFException | SocketException e) {
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2308 socket connection {0} from {1} ended: {2}", id, remote,
+                        e.getMessage());
+            } catch (IOException | RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-2309 socket connection {0} from {1} failed: {2}", id,
+                        remote, e.toString());
+            } finally {
+                if (session != null) {
+                    session.end();
+                }
+                closeSocket();
+                open.remove(id);
+                metrics.connections.dec();
+            }
+        }
+
+        /** Reads and checks the client's hello; the principal, or null after refusing the connection. */
+        private String handshake(Frames.Reader in) throws IOException {
+            if (socket instanceof SSLSocket ssl) {
+                ssl.startHandshake();
+            }
+            SocketHello hello = in.next(SocketHello.parser(), "SocketHello");
+            if (hello.getProtocolVersion() != Protocol.VERSION) {
+                metrics.refused.labelValues("protocol_version").inc();
+                welcomeError(invalid("this lease server speaks Leasehold protocol version " + Protocol.VERSION + "; "
+                        + (hello.getProtocolVersion() == 0 ? "the first frame was no SocketHello naming a version"
+                        : "the connection asked for version " + hello.getProtocolVersion()) + ": use a Leasehold client "
+                        + "of a matching version"));
+                return null;
+            }
+            String principal = authenticate(hello);
+            if (principal == null) {
+                metrics.refused.labelValues("unauthenticated").inc();
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2101 unauthenticated socket connection from {0}", remote);
+                welcomeError(LeaseError.newBuilder().setKind(LeaseError.Kind.PERMISSION_DENIED).setMessage(
+                        "no valid credentials: send a token listed in the server's token file" + (clientCertificates
+                                ? ", or a client certificate signed by the server's client CA" : "")).build());
+                return null;
+            }
+            Frames.write(out, SocketWelcome.newBuilder().setProtocolVersion(Protocol.VERSION).setPrincipal(principal)
+                    .build());
+            return principal;
+        }
+
+        private String authenticate(SocketHello hello) {
+            if (tokens == null && !clientCertificates) {
+                return CallGate.ANONYMOUS;
+            }
+            if (clientCertificates && socket instanceof SSLSocket ssl) {
+                String cn = CallGate.certificateName(ssl.getSession());
+                if (cn != null) {
+                    return cn;
+                }
+            }
+            if (tokens != null && !hello.getToken().isEmpty()) {
+                return tokens.principalOf(hello.getToken().strip());
+            }
+            return null;
+        }
+
+        private void welcomeError(LeaseError error) {
+            try {
+                Frames.write(out, SocketWelcome.newBuilder().setProtocolVersion(Protocol.VERSION).setError(error).build());
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2303 refusing {0}: {1}", remote, e);
+            }
+        }
+
+        /** Sends a connection-level error answer after the session's pending answers. */
+        private void tellAndClose(LeaseholdService.SessionHandle session, String message) {
+            session.end();
+            try {
+                synchronized (this) {
+                    Frames.write(out, SessionReplies.newBuilder().addReplies(SessionReply.newBuilder()
+                            .setRequestId(CONNECTION_ERROR_ID).setError(invalid(message))).build());
+                }
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2303 telling {0}: {1}", remote, e);
+            }
+        }
+
+        @Override
+        public void send(SessionReplies replies) {
+            byte[] frame = Frames.encode(replies);
+            synchronized (this) {
+                writingSince = System.nanoTime();
+                try {
+                    out.write(frame);
+                } catch (IOException e) {
+                    throw new IllegalStateException("socket connection " + id + " is gone: " + e.getMessage(), e);
+                } finally {
+                    writingSince = 0;
+                }
+            }
+        }
+
+        @Override
+        public void complete() {
+            closeSocket();
+        }
+
+        @Override
+        public void flushLater(Runnable flush) {
+            if (Thread.currentThread() == reader) {
+                flush.run();
+                return;
+            }
+            if (flushQueued.compareAndSet(false, true)) {
+                try {
+                    writers.execute(() -> {
+                        flushQueued.set(false);
+                        flush.run();
+                    });
+                } catch (RejectedExecutionException stopping) {
+                    // The server is closing: answer here; the connection is about to be closed anyway.
+                    flushQueued.set(false);
+                    flush.run();
+                }
+            }
+        }
+
+        void closeSocket() {
+            if (socketClosed.compareAndSet(false, true)) {
+                try {
+                    raw.close();
+                } catch (IOException e) {
+                    LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2305 closing socket connection {0}: {1}", id, e);
+                }
+            }
+        }
+    }
+}

@@ -61,7 +61,7 @@ final class SocketSession implements SessionChannel {
     /** The longest a reader blocks in one read before it looks again at its deadline and the connection. */
     private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     /** The most frames a reader whose answer has come reads on for others before it hands the reading on. */
-    private static final int DRAIN_FRAMES = 4;
+    private static final int DRAIN_FRAMES = 16;
 
     /** A request sent on a link, waiting for its answer. */
     private record Open<T>(DrivenFuture<T> future, Link link) {

@@ -2,6 +2,7 @@ package org.leasehold.remote;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -60,6 +61,8 @@ final class SocketSession implements SessionChannel {
     private static final System.Logger LOG = System.getLogger(SocketSession.class.getName());
     /** The longest a reader blocks in one read before it looks again at its deadline and the connection. */
     private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+    /** How long an idle link is read to see whether the server closed it. */
+    private static final long PROBE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     /** The most frames a reader whose answer has come reads on for others before it hands the reading on. */
     private static final int DRAIN_FRAMES = 16;
 
@@ -179,6 +182,23 @@ final class SocketSession implements SessionChannel {
     /** Opens a connection to the server's socket transport and says hello. */
     private Link connect() throws LeaseException {
         int port = endpoint.socketPort();
+        try {
+            return connect(port);
+        } catch (LeaseServiceUnavailableException refused) {
+            if (!(refused.getCause() instanceof ConnectException)) {
+                throw refused;
+            }
+            // The port known may be a former server's: a restarted server may listen on another (port 0). The failed
+            // attempt forgot the server's information; ask again.
+            int now = endpoint.socketPort();
+            if (now == port) {
+                throw refused;
+            }
+            return connect(now);
+        }
+    }
+
+    private Link connect(int port) throws LeaseException {
         int maxMessageBytes = endpoint.info().getMaxMessageBytes();
         String host = endpoint.host();
         int timeout = (int) Math.min(Integer.MAX_VALUE, config.callTimeout().toMillis());
@@ -519,7 +539,27 @@ final class SocketSession implements SessionChannel {
                     }
                     keepAlive();
                 }
+                probeIdle(me);
                 handOff();
+            }
+        }
+
+        /**
+         * On a link idle for a tick that nobody reads, looks for at most {@link #PROBE_NANOS} whether the server has
+         * closed it (a restart, its idle timeout), so that the next call opens a new connection instead of failing on
+         * this one. A call made meanwhile waits at most that long for the reading.
+         */
+        private void probeIdle(Thread me) {
+            if (ended || open.get() > 0 || !drivers.isEmpty() || System.nanoTime() - lastSentNanos < TICK_NANOS
+                    || !reading.compareAndSet(false, true)) {
+                return;
+            }
+            readerThread = me;
+            try {
+                readOnce(PROBE_NANOS);
+            } finally {
+                readerThread = null;
+                reading.set(false);
             }
         }
 

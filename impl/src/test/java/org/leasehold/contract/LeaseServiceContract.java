@@ -623,6 +623,7 @@ public abstract class LeaseServiceContract {
         take(B, "tenant/2");
         take(C, "other/1");
         leases.acquireAsync(req(D, "tenant/1").waitFor(Duration.ofSeconds(5)).build());
+        awaitWaiters("tenant/1", 1);
         List<NameStatus> view = leases.inspect("tenant/", 10);
         assertEquals(List.of("tenant/1", "tenant/2"), view.stream().map(NameStatus::name).toList());
         NameStatus t1 = view.get(0);

@@ -165,4 +165,10 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
                 maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
                 exitWhenStdinCloses, drainTimeout, insecure, s);
     }
+
+    public ServerConfig withListen(InetSocketAddress a) {
+        return new ServerConfig(a, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
+                maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
+                exitWhenStdinCloses, drainTimeout, insecure, socket);
+    }
 }

@@ -66,6 +66,8 @@ public final class ContentionClientMain implements Callable<Integer> {
     long seed;
     @Option(names = "--connections", defaultValue = "1", description = "connections to each server")
     int connections;
+    @Option(names = "--transport", defaultValue = "GRPC", description = "GRPC or SOCKET")
+    RemoteClientConfig.Transport transport;
 
     private static final int MAX_ATTEMPTS = 40;
     private final ObjectMapper json = new ObjectMapper();
@@ -101,7 +103,7 @@ public final class ContentionClientMain implements Callable<Integer> {
         }
         Files.createDirectories(out.toAbsolutePath().getParent());
         leases = new RemoteLeaseService(RemoteClientConfig.builder(servers.split(","))
-                .callTimeout(Duration.ofSeconds(10)).connections(connections).build());
+                .callTimeout(Duration.ofSeconds(10)).connections(connections).transport(transport).build());
         try (BufferedWriter w = Files.newBufferedWriter(out, StandardCharsets.UTF_8)) {
             writer = w;
             Map<String, List<String>> groups = new LinkedHashMap<>();

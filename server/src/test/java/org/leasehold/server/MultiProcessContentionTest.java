@@ -27,10 +27,12 @@ import org.leasehold.remote.RemoteLeaseService;
  * full at once, renewals, holders paused past their deadline), with 1 s leases and 200 ms grace. Each client records
  * every answer to its own file under {@code target/contention/}; {@link RecordedGrantChecker}, which reads only those
  * files, proves invariants 1 and 2 and the floor hand-off. Once through one server, once through two sharded ones;
- * client N (from 0) keeps N + 1 connections to each server.
+ * client N (from 0) keeps N + 1 connections to each server, and client 1 takes the socket transport while the others
+ * take gRPC (both transports contend for the same names).
  */
 class MultiProcessContentionTest {
-    private static final String[] SERVER = {"--max-lease=1s", "--grace=200ms", "--quiet-period=0s"};
+    private static final String[] SERVER = {"--max-lease=1s", "--grace=200ms", "--quiet-period=0s",
+        "--socket-listen=127.0.0.1:0"};
     private static final int CLIENTS = 3;
     private static final int THREADS = 4;
     private static final int TRANSACTIONS = 25;
@@ -79,7 +81,8 @@ class MultiProcessContentionTest {
                 List<String> cmd = new ArrayList<>(ServerProcess.javaCommand(List.of()));
                 cmd.addAll(List.of(ContentionClientMain.class.getName(), "--servers=" + addresses, "--client=client-" + c,
                         "--out=" + record, "--threads=" + THREADS, "--transactions=" + TRANSACTIONS,
-                        "--seed=" + (seed + c), "--connections=" + (c + 1), "--names=" + names));
+                        "--seed=" + (seed + c), "--connections=" + (c + 1), "--names=" + names,
+                        "--transport=" + (c == 1 ? "SOCKET" : "GRPC")));
                 clients.add(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start());
                 records.add(record);
                 logs.add(log);

@@ -2,6 +2,8 @@ package org.leasehold.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -506,6 +508,40 @@ class SocketTransportTest {
         leases.release(leases.acquire(LeaseRequest.builder(ME, "big/after").build()), null, null);
         assertEquals(opened, socketConnectionsOpened(), "no connection was lost or opened");
         assertStillServing();
+    }
+
+    /**
+     * A server shut down and started again on the same gRPC address (its socket port chosen anew): a waiting
+     * acquisition is answered "unavailable" at the shutdown; the holder's idle connection is seen closed by the client's
+     * background probe, so its next call finds the new socket port and is told "unavailable until T", the new server's
+     * quiet period, not a transport error.
+     */
+    @Test
+    void afterARestartTheClientFindsTheNewSocketPortAndIsToldUnavailableUntilTheQuietPeriodEnds() throws Exception {
+        LeaseServer first = start(base().withSocket(ServerConfig.SocketSettings.loopback()));
+        RemoteLeaseService holder = client(socketClient());
+        RemoteLeaseService waiter = client(socketClient());
+        holder.acquire(LeaseRequest.builder(ME, "restart/1").leaseFor(Duration.ofSeconds(5)).build());
+        CompletableFuture<Lease> waiting = waiter.acquireAsync(LeaseRequest.builder(new HolderId("socket-test", "w"),
+                "restart/1").waitFor(Duration.ofSeconds(60)).build());
+        await("the waiter is queued", Duration.ofSeconds(5), () -> waiters(holder, "restart/1") == 1);
+        int grpcPort = first.port();
+        int oldSocketPort = first.socketPort();
+        first.close();
+        ExecutionException shut = assertThrows(ExecutionException.class, () -> waiting.get(10, TimeUnit.SECONDS));
+        assertInstanceOf(LeaseServiceUnavailableException.class, shut.getCause());
+        LeaseServer second = start(ServerConfig.loopback(EngineConfig.defaults().withQuietPeriod(Duration.ofMinutes(5)))
+                .withListen(new InetSocketAddress(InetAddress.getLoopbackAddress(), grpcPort))
+                .withHttpListen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+                .withSocket(ServerConfig.SocketSettings.loopback()));
+        assertNotEquals(oldSocketPort, second.socketPort(), "a new socket port (else this test proves less)");
+        // The client looks at an idle connection every half second: within a second it has seen the old one close.
+        // (A call made before that fails as "lost, retry" instead: the known window.)
+        Thread.sleep(1_000);
+        LeaseServiceUnavailableException quiet = assertThrows(LeaseServiceUnavailableException.class,
+                () -> holder.acquire(LeaseRequest.builder(ME, "restart/1").build()));
+        assertEquals(second.availableFrom(), quiet.availableAt(), quiet.getMessage());
+        assertEquals(1, socketConnectionsOpened(), "the call reached the new server's socket transport");
     }
 
     // ------------------------------------------------------------------------------------------------ 2. tokens, ACL

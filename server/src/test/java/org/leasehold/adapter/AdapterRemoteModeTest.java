@@ -33,6 +33,7 @@ import org.leasehold.time.SystemTimeSource;
 /**
  * The resource adapter in remote mode: two adapters (two "servers" of a fleet, with their own writer identities) on
  * one bag store log take their leases from one lease server, so they may share the log, which embedded mode refuses.
+ * The first reaches the server over gRPC, the second over its socket transport.
  */
 class AdapterRemoteModeTest {
     private LeaseServer server;
@@ -42,7 +43,8 @@ class AdapterRemoteModeTest {
 
     @BeforeEach
     void start() throws Exception {
-        server = LeaseServer.start(ServerConfig.loopback(EngineConfig.defaults().withQuietPeriod(Duration.ZERO)));
+        server = LeaseServer.start(ServerConfig.loopback(EngineConfig.defaults().withQuietPeriod(Duration.ZERO))
+                .withSocket(ServerConfig.SocketSettings.loopback()));
         time = new SystemTimeSource("adapter-remote-test");
         Path root = AdapterFixture.freshRoot("remote");
         String mode = "remote:" + server.address();
@@ -54,6 +56,7 @@ class AdapterRemoteModeTest {
         b = new AdapterFixture(root, time, mcf -> {
             mcf.setLeaseService(mode);
             mcf.setWriterId("fleet-b");
+            mcf.setRemoteOptions("transport=socket");
         });
     }
 

@@ -64,7 +64,10 @@ import org.leasehold.time.TimeSource;
  * <ul>
  *   <li><b>Connections.</b> One HTTP/2 connection per server by default ({@link RemoteClientConfig#connections()}
  *       sets more), shared by every thread: every lease call travels in batches on the connection's one session
- *       stream. With several connections, a name's calls always take the same one.
+ *       stream. With several connections, a name's calls always take the same one. With
+ *       {@link RemoteClientConfig.Transport#SOCKET} the lease calls take the server's socket transport instead
+ *       ({@link SocketSession}: the calling thread writes its request and reads its answer itself); admin views,
+ *       fencing checks and clock samples stay on gRPC.
  *   <li><b>Sharding (L11).</b> Each name lives on one server of the set, chosen by rendezvous hashing
  *       ({@link Rendezvous}). A request whose names span servers is taken server by server in canonical order (sorted
  *       addresses, names sorted within each), all or nothing: a part that fails releases the parts already held.

@@ -172,14 +172,7 @@ final class AcquireSession implements SessionChannel {
          * its next message. A thread that finds another sending leaves its request to it.
          */
         void flush() {
-            while (!outbox.isEmpty() && flushing.compareAndSet(false, true)) {
-                try {
-                    Batches.drain(outbox, SessionRequest::getSerializedSize, this::emit);
-                } finally {
-                    flushing.set(false);
-                }
-                // A request queued after the last poll but before the flag was cleared is sent by the next round.
-            }
+            Batches.send(outbox, flushing, SessionRequest::getSerializedSize, this::emit);
         }
 
         private void emit(List<SessionRequest> batch) {

@@ -389,14 +389,7 @@ final class SocketSession implements SessionChannel {
          * its next frame. A thread that finds another writing leaves its request to it.
          */
         void flush() {
-            while (!outbox.isEmpty() && flushing.compareAndSet(false, true)) {
-                try {
-                    Batches.drain(outbox, SessionRequest::getSerializedSize, this::emit);
-                } finally {
-                    flushing.set(false);
-                }
-                // A request queued after the last poll but before the flag was cleared is sent by the next round.
-            }
+            Batches.send(outbox, flushing, SessionRequest::getSerializedSize, this::emit);
         }
 
         private void emit(List<SessionRequest> batch) {

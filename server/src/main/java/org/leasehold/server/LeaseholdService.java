@@ -264,6 +264,8 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
         private final CallGate.Connection conn;
         private final Map<Long, CompletableFuture<Lease>> waitingById = new ConcurrentHashMap<>();
         private final Queue<Outgoing> outbox = new ConcurrentLinkedQueue<>();
+        /** {@link #flush}, made once: answers outside a batch hand it to the transport. */
+        private final Runnable flushTask = this::flush;
         /** True while the transport thread handles a batch of requests: answers wait for its end, to go out together. */
         volatile boolean batching;
         private volatile boolean ended;
@@ -289,7 +291,7 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
             outbox.add(new Outgoing(reply, grant));
             // Read after adding: the transport thread clears the flag before its final flush, so it sees this answer.
             if (!batching) {
-                call.flushLater(this::flush);
+                call.flushLater(flushTask);
             }
             return true;
         }

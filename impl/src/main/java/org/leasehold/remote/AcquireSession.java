@@ -4,7 +4,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -37,17 +36,11 @@ import org.leasehold.remote.proto.WithdrawRequest;
 final class AcquireSession implements SessionChannel {
     private static final System.Logger LOG = System.getLogger(AcquireSession.class.getName());
 
-    /** A request sent on a stream, waiting for its answer. */
-    private record Open<T>(CompletableFuture<T> future, Stream stream) {
-    }
-
     private final Endpoint endpoint;
     /** The stub of this session's connection. */
     private final LeaseholdGrpc.LeaseholdStub stub;
     private final Orphans orphans;
-    private final Map<Long, Open<Lease>> pending = new ConcurrentHashMap<>();
-    private final Map<Long, Open<Boolean>> withdrawals = new ConcurrentHashMap<>();
-    private final Map<Long, Open<SessionReply>> calls = new ConcurrentHashMap<>();
+    private final OpenRequests<Stream> requests = new OpenRequests<>(stream -> { });
     /** The stream requests go out on; null before the first and after it ended. Guarded by {@code this}. */
     private Stream current;
     private boolean closed;
@@ -61,20 +54,20 @@ final class AcquireSession implements SessionChannel {
     @Override
     public CompletableFuture<Lease> acquire(AcquireRequest request, boolean callerWaits) {
         CompletableFuture<Lease> f = new CompletableFuture<>();
-        send(request.getRequestId(), f, pending, SessionRequest.newBuilder().setAcquire(request).build());
+        send(request.getRequestId(), f, requests.acquisitions, SessionRequest.newBuilder().setAcquire(request).build());
         return f;
     }
 
     @Override
     public CompletableFuture<Boolean> withdraw(long requestId, boolean callerWaits) {
         CompletableFuture<Boolean> ack = new CompletableFuture<>();
-        Open<Lease> open = pending.get(requestId);
-        if (open != null && open.stream.ended) {
+        OpenRequests.Open<Lease, Stream> open = requests.acquisitions.get(requestId);
+        if (open != null && open.via().ended) {
             // Its stream has ended: the server withdrew it then, and the request fails on this side.
             ack.complete(false);
             return ack;
         }
-        send(requestId, ack, withdrawals,
+        send(requestId, ack, requests.withdrawals,
                 SessionRequest.newBuilder().setWithdraw(WithdrawRequest.newBuilder().setRequestId(requestId)).build());
         return ack;
     }
@@ -89,7 +82,7 @@ final class AcquireSession implements SessionChannel {
     @Override
     public CompletableFuture<SessionReply> call(long requestId, SessionRequest.Builder request) {
         CompletableFuture<SessionReply> f = new CompletableFuture<>();
-        send(requestId, f, calls, request.setRequestId(requestId).build());
+        send(requestId, f, requests.calls, request.setRequestId(requestId).build());
         return f;
     }
 
@@ -97,7 +90,8 @@ final class AcquireSession implements SessionChannel {
      * Registers {@code future} under {@code id} on the current stream (opening one if needed) and sends
      * {@code message}; if the stream cannot be opened or the message cannot be sent, the future fails.
      */
-    private <T> void send(long id, CompletableFuture<T> future, Map<Long, Open<T>> registry, SessionRequest message) {
+    private <T> void send(long id, CompletableFuture<T> future, Map<Long, OpenRequests.Open<T, Stream>> registry,
+            SessionRequest message) {
         Stream s;
         synchronized (this) {
             if (closed) {
@@ -124,7 +118,7 @@ final class AcquireSession implements SessionChannel {
                 s.out = out;
                 current = s;
             }
-            registry.put(id, new Open<>(future, s));
+            registry.put(id, new OpenRequests.Open<>(future, s));
             // Queued under the lock: messages go out in the order they were registered.
             s.outbox.add(message);
         }
@@ -207,46 +201,14 @@ final class AcquireSession implements SessionChannel {
                     current = null;
                 }
             }
-            failOpen(pending, why);
-            failOpen(calls, why);
-            for (Map.Entry<Long, Open<Boolean>> e : withdrawals.entrySet()) {
-                if (e.getValue().stream == this && withdrawals.remove(e.getKey(), e.getValue())) {
-                    e.getValue().future.complete(false);
-                }
-            }
-        }
-
-        private <T> void failOpen(Map<Long, Open<T>> registry, LeaseException why) {
-            for (Map.Entry<Long, Open<T>> e : registry.entrySet()) {
-                if (e.getValue().stream == this && registry.remove(e.getKey(), e.getValue())) {
-                    e.getValue().future.completeExceptionally(why);
-                }
-            }
+            requests.failAll(this, why);
         }
 
         @Override
         public void onNext(SessionReplies batch) {
             for (SessionReply r : batch.getRepliesList()) {
-                answer(r);
+                requests.answer(r, endpoint.address, orphans);
             }
-        }
-
-        private void answer(SessionReply r) {
-            long id = r.getRequestId();
-            Open<SessionReply> call = calls.remove(id);
-            if (call != null) {
-                call.future.complete(r);
-                return;
-            }
-            if (r.getResultCase() == SessionReply.ResultCase.WITHDRAWN) {
-                Open<Boolean> ack = withdrawals.remove(id);
-                if (ack != null) {
-                    ack.future.complete(r.getWithdrawn());
-                }
-                return;
-            }
-            Open<Lease> open = pending.remove(id);
-            Answers.acquisition(open == null ? null : open.future, r, endpoint.address, orphans);
         }
 
         @Override

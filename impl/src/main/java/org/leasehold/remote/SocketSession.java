@@ -66,18 +66,13 @@ final class SocketSession implements SessionChannel {
     /** The most frames a reader whose answer has come reads on for others before it hands the reading on. */
     private static final int DRAIN_FRAMES = 16;
 
-    /** A request sent on a link, waiting for its answer. */
-    private record Open<T>(DrivenFuture<T> future, Link link) {
-    }
-
     private final Endpoint endpoint;
     private final RemoteClientConfig config;
     private final SSLContext tls;
     private final Orphans orphans;
     private final LongSupplier ids;
-    private final Map<Long, Open<Lease>> pending = new ConcurrentHashMap<>();
-    private final Map<Long, Open<Boolean>> withdrawals = new ConcurrentHashMap<>();
-    private final Map<Long, Open<SessionReply>> calls = new ConcurrentHashMap<>();
+    /** Each entry counts in its link's {@link Link#open} while it stays. */
+    private final OpenRequests<Link> requests = new OpenRequests<>(link -> link.open.decrementAndGet());
     /** The link requests go out on; null before the first and after it ended. Guarded by {@code this}. */
     private Link current;
     private boolean closed;
@@ -92,23 +87,23 @@ final class SocketSession implements SessionChannel {
 
     @Override
     public CompletableFuture<Lease> acquire(AcquireRequest request, boolean callerWaits) {
-        return send(request.getRequestId(), pending, SessionRequest.newBuilder().setAcquire(request).build(), callerWaits);
+        return send(request.getRequestId(), requests.acquisitions, SessionRequest.newBuilder().setAcquire(request).build(), callerWaits);
     }
 
     @Override
     public CompletableFuture<Boolean> withdraw(long requestId, boolean callerWaits) {
-        Open<Lease> open = pending.get(requestId);
-        if (open == null || open.link.ended) {
+        OpenRequests.Open<Lease, Link> open = requests.acquisitions.get(requestId);
+        if (open == null || open.via().ended) {
             // Answered already, or its connection has ended: the server withdrew it then.
             return CompletableFuture.completedFuture(false);
         }
-        return send(open.link, requestId, withdrawals, SessionRequest.newBuilder()
+        return send(open.via(), requestId, requests.withdrawals, SessionRequest.newBuilder()
                 .setWithdraw(WithdrawRequest.newBuilder().setRequestId(requestId)).build(), callerWaits);
     }
 
     @Override
     public CompletableFuture<SessionReply> call(long requestId, SessionRequest.Builder request) {
-        return send(requestId, calls, request.setRequestId(requestId).build(), true);
+        return send(requestId, requests.calls, request.setRequestId(requestId).build(), true);
     }
 
     @Override
@@ -121,7 +116,8 @@ final class SocketSession implements SessionChannel {
         return l != null && (l.readerThread == me || l.background == me);
     }
 
-    private <T> DrivenFuture<T> send(long id, Map<Long, Open<T>> registry, SessionRequest message, boolean callerWaits) {
+    private <T> DrivenFuture<T> send(long id, Map<Long, OpenRequests.Open<T, Link>> registry, SessionRequest message,
+            boolean callerWaits) {
         Link link;
         synchronized (this) {
             if (closed) {
@@ -141,8 +137,8 @@ final class SocketSession implements SessionChannel {
         return send(link, id, registry, message, callerWaits);
     }
 
-    private <T> DrivenFuture<T> send(Link link, long id, Map<Long, Open<T>> registry, SessionRequest message,
-            boolean callerWaits) {
+    private <T> DrivenFuture<T> send(Link link, long id, Map<Long, OpenRequests.Open<T, Link>> registry,
+            SessionRequest message, boolean callerWaits) {
         int size = message.getSerializedSize() + Frames.HEADER_BYTES + 8;
         if (link.maxMessageBytes > 0 && size > link.maxMessageBytes) {
             // The server would refuse the frame and close the connection, failing every other call on it too.
@@ -153,7 +149,7 @@ final class SocketSession implements SessionChannel {
                     + "send shorter metadata"));
         }
         DrivenFuture<T> f = new DrivenFuture<>(link);
-        Open<T> open = new Open<>(f, link);
+        OpenRequests.Open<T, Link> open = new OpenRequests.Open<>(f, link);
         registry.put(id, open);
         link.open.incrementAndGet();
         if (link.ended && registry.remove(id, open)) {
@@ -168,15 +164,6 @@ final class SocketSession implements SessionChannel {
             link.needReader();
         }
         return f;
-    }
-
-    /** Removes {@code id}'s entry from {@code registry}, keeping its link's count of open calls. */
-    private static <T> Open<T> take(Map<Long, Open<T>> registry, long id) {
-        Open<T> o = registry.remove(id);
-        if (o != null) {
-            o.link.open.decrementAndGet();
-        }
-        return o;
     }
 
     /** Opens a connection to the server's socket transport and says hello. */
@@ -600,26 +587,10 @@ final class SocketSession implements SessionChannel {
                 LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-3102 closing the socket to {0}: {1}", endpoint.address,
                         e.getMessage());
             }
-            failOpen(pending, why);
-            failOpen(calls, why);
-            for (Map.Entry<Long, Open<Boolean>> e : withdrawals.entrySet()) {
-                if (e.getValue().link == this && withdrawals.remove(e.getKey(), e.getValue())) {
-                    open.decrementAndGet();
-                    e.getValue().future.complete(false);
-                }
-            }
+            requests.failAll(this, why);
             LockSupport.unpark(background);
             for (Thread t : drivers) {
                 LockSupport.unpark(t);
-            }
-        }
-
-        private <T> void failOpen(Map<Long, Open<T>> registry, LeaseException why) {
-            for (Map.Entry<Long, Open<T>> e : registry.entrySet()) {
-                if (e.getValue().link == this && registry.remove(e.getKey(), e.getValue())) {
-                    open.decrementAndGet();
-                    e.getValue().future.completeExceptionally(why);
-                }
             }
         }
 
@@ -646,19 +617,6 @@ final class SocketSession implements SessionChannel {
                     + "taken effect"));
             return;
         }
-        Open<SessionReply> call = take(calls, id);
-        if (call != null) {
-            call.future.complete(r);
-            return;
-        }
-        if (r.getResultCase() == SessionReply.ResultCase.WITHDRAWN) {
-            Open<Boolean> ack = take(withdrawals, id);
-            if (ack != null) {
-                ack.future.complete(r.getWithdrawn());
-            }
-            return;
-        }
-        Open<Lease> open = take(pending, id);
-        Answers.acquisition(open == null ? null : open.future, r, endpoint.address, orphans);
+        requests.answer(r, endpoint.address, orphans);
     }
 }

@@ -1,0 +1,103 @@
+package org.leasehold.remote;
+
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+import org.leasehold.lease.Lease;
+import org.leasehold.lease.LeaseException;
+import org.leasehold.remote.proto.SessionReply;
+
+/**
+ * The requests a client session (on either transport) has sent and not had answered, each with the connection it went
+ * out on ({@code C}: a gRPC stream, a socket link): how answers find their request, and how a connection's end fails
+ * the requests sent on it and never a newer connection's.
+ */
+final class OpenRequests<C> {
+    private static final System.Logger LOG = System.getLogger(OpenRequests.class.getName());
+
+    /** A request sent on {@code via}, waiting for its answer. */
+    record Open<T, C>(CompletableFuture<T> future, C via) {
+    }
+
+    /** Acquisitions, by request id. */
+    final Map<Long, Open<Lease, C>> acquisitions = new ConcurrentHashMap<>();
+    /** Withdrawals, by the id of the acquisition they withdraw. */
+    final Map<Long, Open<Boolean, C>> withdrawals = new ConcurrentHashMap<>();
+    /** Requests answered at once (release, renew, upgrade, echo), by request id. */
+    final Map<Long, Open<SessionReply, C>> calls = new ConcurrentHashMap<>();
+    /** Told of the connection of every entry that leaves (answered or failed). */
+    private final Consumer<C> left;
+
+    OpenRequests(Consumer<C> left) {
+        this.left = left;
+    }
+
+    /** Removes {@code id}'s entry from {@code registry}; null if there is none. */
+    <T> Open<T, C> take(Map<Long, Open<T, C>> registry, long id) {
+        Open<T, C> o = registry.remove(id);
+        if (o != null) {
+            left.accept(o.via);
+        }
+        return o;
+    }
+
+    /**
+     * Hands one answer to the request it answers. A grant nobody waits for any more (the acquisition was given up
+     * before it arrived) is released through {@code orphans}; a grant for an unknown id is not ours to release.
+     */
+    void answer(SessionReply r, String server, SessionChannel.Orphans orphans) {
+        long id = r.getRequestId();
+        Open<SessionReply, C> call = take(calls, id);
+        if (call != null) {
+            call.future.complete(r);
+            return;
+        }
+        if (r.getResultCase() == SessionReply.ResultCase.WITHDRAWN) {
+            Open<Boolean, C> ack = take(withdrawals, id);
+            if (ack != null) {
+                ack.future.complete(r.getWithdrawn());
+            }
+            return;
+        }
+        Open<Lease, C> open = take(acquisitions, id);
+        CompletableFuture<Lease> f = open == null ? null : open.future;
+        if (r.hasLease()) {
+            Lease lease = ProtoCodec.lease(r.getLease());
+            if (f == null) {
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-3103 answer for unknown request {0} from {1} dropped",
+                        Long.toHexString(id), server);
+            } else if (!f.complete(lease)) {
+                orphans.release(lease);
+            }
+        } else if (f != null && r.hasError()) {
+            f.completeExceptionally(ProtoCodec.exception(r.getError(), server));
+        } else if (f != null) {
+            f.completeExceptionally(new LeaseException("lease server " + server + " answered the acquisition with "
+                    + r.getResultCase() + " where a lease or an error was due; is it a server of another release? Use "
+                    + "matching client and server versions"));
+        }
+    }
+
+    /** Fails every request sent on {@code via} with {@code why}; a withdrawal completes with false (the server withdrew). */
+    void failAll(C via, LeaseException why) {
+        failAll(acquisitions, via, why);
+        failAll(calls, via, why);
+        for (Map.Entry<Long, Open<Boolean, C>> e : withdrawals.entrySet()) {
+            if (e.getValue().via == via && withdrawals.remove(e.getKey(), e.getValue())) {
+                left.accept(via);
+                e.getValue().future.complete(false);
+            }
+        }
+    }
+
+    private <T> void failAll(Map<Long, Open<T, C>> registry, C via, LeaseException why) {
+        for (Map.Entry<Long, Open<T, C>> e : registry.entrySet()) {
+            if (e.getValue().via == via && registry.remove(e.getKey(), e.getValue())) {
+                left.accept(via);
+                e.getValue().future.completeExceptionally(why);
+            }
+        }
+    }
+}

@@ -7,7 +7,6 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
-import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -91,8 +90,9 @@ final class SocketTransport implements AutoCloseable {
         listener.bind(listen, 128);
         this.acceptor = daemon("leasehold-socket-accept").newThread(this::acceptLoop);
         acceptor.start();
-        long tick = Math.max(100, Math.min(1_000, writeTimeout.toMillis() / 4));
-        watchdog.scheduleWithFixedDelay(this::checkWriters, tick, tick, TimeUnit.MILLISECONDS);
+        long shortest = Math.min(writeTimeout.toMillis(), Math.min(handshakeTimeout.toMillis(), idleTimeout.toMillis()));
+        long tick = Math.max(100, Math.min(1_000, shortest / 4));
+        watchdog.scheduleWithFixedDelay(this::checkConnections, tick, tick, TimeUnit.MILLISECONDS);
     }
 
     private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -165,8 +165,12 @@ final class SocketTransport implements AutoCloseable {
                 .build();
     }
 
-    /** Closes connections whose answers have waited longer than the write timeout for the client to read them. */
-    private void checkWriters() {
+    /**
+     * Closes connections whose answers have waited longer than the write timeout for the client to read them, that
+     * have not said hello within the handshake timeout, or that have sent nothing for the idle timeout. Reads block
+     * without a socket timeout (one system call per read; a timed read is three), so these deadlines are kept here.
+     */
+    private void checkConnections() {
         long now = System.nanoTime();
         for (Conn c : open.values()) {
             long since = c.writingSince;
@@ -174,6 +178,15 @@ final class SocketTransport implements AutoCloseable {
                 metrics.refused.labelValues("stalled_reader").inc();
                 LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-2304 socket connection {0} from {1} has not read its "
                         + "answers for {2}: closing it (its waiting requests are withdrawn)", c.id, c.remote, writeTimeout);
+                c.closeSocket();
+                continue;
+            }
+            boolean welcomed = c.welcomed;
+            Duration limit = welcomed ? idleTimeout : handshakeTimeout;
+            if (now - c.lastReadNanos > limit.toNanos()) {
+                metrics.refused.labelValues(welcomed ? "idle" : "handshake_timeout").inc();
+                LOG.log(System.Logger.Level.INFO, "LEASEHOLD-2307 socket connection {0} from {1} sent nothing for {2}: "
+                        + "closing it", c.id, c.remote, limit);
                 c.closeSocket();
             }
         }
@@ -217,6 +230,10 @@ final class SocketTransport implements AutoCloseable {
         volatile Thread reader;
         /** When a write of answers began and has not finished (System.nanoTime), or 0. */
         volatile long writingSince;
+        /** When the connection was accepted or last delivered a frame (System.nanoTime). */
+        volatile long lastReadNanos = System.nanoTime();
+        /** Whether the hello was accepted: the idle timeout applies from then, the handshake timeout before. */
+        volatile boolean welcomed;
         private OutputStream out;
         private final AtomicBoolean flushQueued = new AtomicBoolean();
         private final AtomicBoolean socketClosed = new AtomicBoolean();
@@ -233,7 +250,6 @@ final class SocketTransport implements AutoCloseable {
             LeaseholdService.SessionHandle session = null;
             try {
                 raw.setTcpNoDelay(true);
-                raw.setSoTimeout((int) handshakeTimeout.toMillis());
                 if (tlsFactory != null) {
                     SSLSocket ssl = (SSLSocket) tlsFactory.createSocket(raw, null, true);
                     ssl.setUseClientMode(false);
@@ -254,9 +270,11 @@ final class SocketTransport implements AutoCloseable {
                     return;
                 }
                 session = service.openSession(principal, gate, this);
-                socket.setSoTimeout((int) idleTimeout.toMillis());
+                lastReadNanos = System.nanoTime();
+                welcomed = true;
                 while (true) {
                     SessionRequests batch = in.next(SessionRequests.parser(), "SessionRequests");
+                    lastReadNanos = System.nanoTime();
                     session.handle(batch);
                 }
             } catch (Frames.BadFrameException e) {
@@ -269,16 +287,14 @@ final class SocketTransport implements AutoCloseable {
                 } else {
                     welcomeError(invalid("the first frame must be a SocketHello: " + e.getMessage() + limit));
                 }
-            } catch (SocketTimeoutException e) {
-                metrics.refused.labelValues(session == null ? "handshake_timeout" : "idle").inc();
-                LOG.log(System.Logger.Level.INFO, "LEASEHOLD-2307 socket connection {0} from {1} sent nothing for {2}: "
-                        + "closing it", id, remote, session == null ? handshakeTimeout : idleTimeout);
             } catch (EOFException | SocketException e) {
                 LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2308 socket connection {0} from {1} ended: {2}", id, remote,
                         e.getMessage());
             } catch (IOException | RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-2309 socket connection {0} from {1} failed: {2}", id,
-                        remote, e.toString());
+                // After the watchdog or the server's close closed the socket, the read fails in whichever way the
+                // socket (TCP or TLS) does: expected, not a fault.
+                LOG.log(socketClosed.get() ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING, "LEASEHOLD-2309 "
+                        + "socket connection {0} from {1} failed: {2}", id, remote, e.toString());
             } finally {
                 if (session != null) {
                     session.end();

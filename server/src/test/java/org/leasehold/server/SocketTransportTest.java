@@ -778,8 +778,9 @@ class SocketTransportTest {
             assertFalse(w1Now.holders().get(0).deadline().isAfter(w1Now.holders().get(0).grantedAt().plus(STUCK_LEASE)),
                     "the stuck connection's grant ends at its deadline");
         }
-        System.out.println("the stuck connection's grant of w1: " + (writtenToKernel ? "written before its buffers filled, "
-                + "held until its deadline" : "not deliverable, released at once"));
+        System.out.println("the stuck connection's grant of w1: " + (writtenToKernel ? "still held when its waiter on w2 "
+                + "was gone (taken by the kernel before the buffers filled, or about to be released)"
+                : "not deliverable, released at once"));
         await("the stuck connection's grant of w1 is gone", STUCK_LEASE.plusSeconds(5),
                 () -> waiters(a, "stuck/w1") == 0 && holders(a, "stuck/w1") == 0);
         RemoteLeaseService c = client(socketClient());

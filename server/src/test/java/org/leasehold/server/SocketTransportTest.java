@@ -765,8 +765,6 @@ class SocketTransportTest {
                 + " ms while a connection was stuck");
         assertEquals(stalled + 1, refused("stalled_reader"));
 
-        // Nothing of the stuck connection keeps a name: its waiting request on w2 was withdrawn, its grant of w1
-        // (which it never read) was released.
         // Nothing of the stuck connection keeps a name past its deadline: its waiting request on w2 was withdrawn; its
         // grant of w1 was released at once if it could not be written, or, if the kernel took its frame before the
         // buffers filled (the server cannot tell it was never read), ends at its deadline (STUCK_LEASE).

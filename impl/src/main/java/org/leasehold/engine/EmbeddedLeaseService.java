@@ -35,7 +35,6 @@ import org.leasehold.lease.LeaseService;
 import org.leasehold.lease.LeaseServiceUnavailableException;
 import org.leasehold.lease.MetadataEntry;
 import org.leasehold.lease.NameStatus;
-import org.leasehold.lease.Predecessor;
 import org.leasehold.lease.StaleLeaseException;
 import org.leasehold.lease.WaiterStatus;
 import org.leasehold.time.Micros;
@@ -252,7 +251,7 @@ public final class EmbeddedLeaseService implements LeaseService {
         st.holders.add(h);
         st.lastTouched = now;
         return new LeaseGrant(st.name, gen, id, st.floorInstant(), st.writableFromInstant(now, grantedAt),
-                st.predecessor);
+                st.predecessor());
     }
 
     private Waiter prepare(LeaseRequest request) throws LeaseException {
@@ -828,15 +827,7 @@ public final class EmbeddedLeaseService implements LeaseService {
     }
 
     private void ended(NameState st, Holding h, int idx, Ending ending, long at, long watermark, String metadata) {
-        ended(st, h, idx, ending, at, Micros.toInstant(at), watermark, metadata);
-    }
-
-    private void ended(NameState st, Holding h, int idx, Ending ending, long at, Instant atInstant, long watermark,
-            String metadata) {
-        Instant wm = watermark == Long.MIN_VALUE ? null : Micros.toInstant(watermark);
-        st.record(new MetadataEntry(h.ids[idx], h.generations[idx], h.holder, ending, atInstant, wm, metadata),
-                config.historyPerName());
-        st.predecessor = new Predecessor(h.ids[idx], ending, atInstant, wm, metadata);
+        st.ended(h.ids[idx], h.generations[idx], h.holder, ending, at, watermark, metadata, config.historyPerName());
     }
 
     // ---------------------------------------------------------------------------------------------------- holders
@@ -961,10 +952,9 @@ public final class EmbeddedLeaseService implements LeaseService {
             long newDeadline = newDeadline(h, deadline, now);
             h.deadline = newDeadline;
             if (metadata != null) {
-                Instant at = Micros.toInstant(now);
                 for (int i = 0; i < h.names.length; i++) {
                     NameState st = shardOf(h.names[i]).names.get(h.names[i]);
-                    st.record(new MetadataEntry(h.ids[i], h.generations[i], h.holder, null, at, null, metadata),
+                    st.record(h.ids[i], h.generations[i], h.holder, null, now, Long.MIN_VALUE, metadata,
                             config.historyPerName());
                 }
             }
@@ -1022,7 +1012,7 @@ public final class EmbeddedLeaseService implements LeaseService {
                 if (wm != Long.MIN_VALUE) {
                     st.raiseFloor(wm);
                 }
-                ended(st, h, i, Ending.RELINQUISHED, now, ended, wm, metadata);
+                ended(st, h, i, Ending.RELINQUISHED, now, wm, metadata);
                 st.lastTouched = now;
                 waiters |= !st.waiters.isEmpty();
             }

@@ -9,6 +9,7 @@ import static org.leasehold.it.Lookups.uid;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
@@ -227,6 +228,58 @@ class InjectionIT {
         } finally {
             Lookups.rollbackIfActive(ut);
         }
+    }
+
+    @Test
+    void aLostLeaseOfAFactoryNamedInLeasedIsObservedToo() throws Exception {
+        // AppDefinedLedger names the application's own factory in @Leased(factory = ...); the default factory of the
+        // CDI integration is another (FACTORY). The bridge subscribes the named one at its first use.
+        LeaseConnectionFactory f = Lookups.lookup(LeaseConnectionFactory.DEFAULT_JNDI_NAME);
+        String account = uid() + "-named-factory";
+        String name = "account/" + account;
+        ManagedExecutorService executor = Lookups.lookup("java:comp/DefaultManagedExecutorService");
+        CountDownLatch olderStarted = new CountDownLatch(1);
+        CountDownLatch youngerHolds = new CountDownLatch(1);
+        CountDownLatch heard = new CountDownLatch(1);
+        // The older transaction (its branch starts when its connection is enlisted) breaks the younger's lease.
+        Future<?> older = executor.submit(() -> {
+            UserTransaction ut = Lookups.userTransaction();
+            ut.begin();
+            try {
+                try (LeaseConnection c = f.getConnection()) {
+                    olderStarted.countDown();
+                    if (!youngerHolds.await(60, TimeUnit.SECONDS)) {
+                        throw new IllegalStateException("the younger transaction never took its lease");
+                    }
+                    c.acquire(LeaseOptions.of(name));
+                }
+                ut.commit();
+            } finally {
+                Lookups.rollbackIfActive(ut);
+            }
+            return null;
+        });
+        assertTrue(olderStarted.await(60, TimeUnit.SECONDS));
+        Future<?> younger = executor.submit(() -> {
+            appDefined.holdUntil(account, youngerHolds, heard);
+            return null;
+        });
+        try {
+            older.get(60, TimeUnit.SECONDS);
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (recorder.about(name).isEmpty() && System.nanoTime() < until) {
+                Thread.sleep(20);
+            }
+            List<SessionEvent> events = recorder.about(name);
+            System.out.println("cdi session events of the named factory: " + events);
+            assertEquals(List.of(SessionEvent.Type.EXPIRED), events.stream().map(SessionEvent::type).toList(),
+                    "the observer bean heard the broken lease, taken through @Leased(factory = ...), expire");
+        } finally {
+            heard.countDown();
+        }
+        ExecutionException failed = assertThrows(ExecutionException.class, () -> younger.get(60, TimeUnit.SECONDS),
+                "a @Leased transaction whose lease was broken does not commit");
+        System.out.println("the younger @Leased method failed after its lease was broken: " + failed.getCause());
     }
 
     @Test

@@ -5,11 +5,13 @@ import java.time.Duration;
 import java.util.List;
 
 import jakarta.annotation.Priority;
+import jakarta.inject.Inject;
 import jakarta.interceptor.AroundInvoke;
 import jakarta.interceptor.Interceptor;
 import jakarta.interceptor.InvocationContext;
 
 import org.leasehold.connector.LeaseConnection;
+import org.leasehold.connector.LeaseConnectionFactory;
 import org.leasehold.connector.LeaseOptions;
 import org.leasehold.inject.Leased;
 import org.leasehold.lease.LeaseMode;
@@ -28,6 +30,9 @@ import org.leasehold.lease.LeaseMode;
 public class LeasedInterceptor implements Serializable {
     private static final long serialVersionUID = 1L;
 
+    @Inject
+    SessionEventsBridge sessionEvents;
+
     @AroundInvoke
     public Object around(InvocationContext ic) throws Exception {
         Leased spec = binding(ic);
@@ -36,7 +41,12 @@ public class LeasedInterceptor implements Serializable {
         if (spec.waitMillis() >= 0) {
             options = options.waitFor(Duration.ofMillis(spec.waitMillis()));
         }
-        LeaseConnection c = FactoryLookup.lookup(spec.factory()).getConnection();
+        LeaseConnectionFactory factory = FactoryLookup.lookup(spec.factory());
+        if (!spec.factory().isBlank()) {
+            // The default factory's events are published from the start; a named one's from its first use.
+            sessionEvents.subscribeQuietly(spec.factory(), factory);
+        }
+        LeaseConnection c = factory.getConnection();
         CurrentConnections.push(c);
         try {
             c.acquire(options);

@@ -2,6 +2,8 @@ package org.leasehold.it.app;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -28,6 +30,17 @@ public class AppDefinedLedger {
     public List<Lease> deposit(String account, long amount) throws LeaseholdException {
         log.append(("deposit " + account + " " + amount).getBytes(StandardCharsets.UTF_8));
         return log.leases();
+    }
+
+    /**
+     * Takes the lease on {@code account/<account>} in this method's transaction, says so through {@code holding}, and
+     * keeps it until {@code done} opens (at most a minute).
+     */
+    @Transactional
+    @Leased(value = "account/{0}", factory = LeaseConnectionFactory.DEFAULT_JNDI_NAME)
+    public void holdUntil(String account, CountDownLatch holding, CountDownLatch done) throws InterruptedException {
+        holding.countDown();
+        done.await(60, TimeUnit.SECONDS);
     }
 
     /** The log the injected {@link LeaseLog} appends to inside a {@code @Leased} method. */

@@ -189,38 +189,15 @@ class InjectionIT {
         // Short leases, renewed every 500 ms, so that the renewer notices the break quickly.
         LeaseOptions shortLease = LeaseOptions.of(name).leaseFor(Duration.ofMillis(1_500));
         ManagedExecutorService executor = Lookups.lookup("java:comp/DefaultManagedExecutorService");
-        CountDownLatch olderStarted = new CountDownLatch(1);
         CountDownLatch youngerHolds = new CountDownLatch(1);
-        // The older transaction (its branch starts when its connection is enlisted) breaks the younger's lease.
-        Future<?> older = executor.submit(() -> {
-            UserTransaction ut = Lookups.userTransaction();
-            ut.begin();
-            try {
-                try (LeaseConnection c = f.getConnection()) {
-                    olderStarted.countDown();
-                    if (!youngerHolds.await(60, TimeUnit.SECONDS)) {
-                        throw new IllegalStateException("the younger transaction never took its lease");
-                    }
-                    c.acquire(shortLease);
-                }
-                ut.commit();
-            } finally {
-                Lookups.rollbackIfActive(ut);
-            }
-            return null;
-        });
-        assertTrue(olderStarted.await(60, TimeUnit.SECONDS));
+        Future<?> older = olderBreaks(executor, f, shortLease, youngerHolds);
         UserTransaction ut = Lookups.userTransaction();
         ut.begin();
         try (LeaseConnection c = f.getConnection()) {
             Lease younger = c.acquire(shortLease);
             youngerHolds.countDown();
             older.get(60, TimeUnit.SECONDS);
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (recorder.about(name).isEmpty() && System.nanoTime() < until) {
-                Thread.sleep(20);
-            }
-            List<SessionEvent> heard = recorder.about(name);
+            List<SessionEvent> heard = heardAbout(name);
             System.out.println("cdi session events: " + heard);
             assertEquals(List.of(SessionEvent.Type.EXPIRED), heard.stream().map(SessionEvent::type).toList(),
                     "the observer bean heard the broken lease expire");
@@ -238,10 +215,35 @@ class InjectionIT {
         String account = uid() + "-named-factory";
         String name = "account/" + account;
         ManagedExecutorService executor = Lookups.lookup("java:comp/DefaultManagedExecutorService");
-        CountDownLatch olderStarted = new CountDownLatch(1);
         CountDownLatch youngerHolds = new CountDownLatch(1);
-        CountDownLatch heard = new CountDownLatch(1);
-        // The older transaction (its branch starts when its connection is enlisted) breaks the younger's lease.
+        CountDownLatch done = new CountDownLatch(1);
+        Future<?> older = olderBreaks(executor, f, LeaseOptions.of(name), youngerHolds);
+        Future<?> younger = executor.submit(() -> {
+            appDefined.holdUntil(account, youngerHolds, done);
+            return null;
+        });
+        try {
+            older.get(60, TimeUnit.SECONDS);
+            List<SessionEvent> events = heardAbout(name);
+            System.out.println("cdi session events of the named factory: " + events);
+            assertEquals(List.of(SessionEvent.Type.EXPIRED), events.stream().map(SessionEvent::type).toList(),
+                    "the observer bean heard the broken lease, taken through @Leased(factory = ...), expire");
+        } finally {
+            done.countDown();
+        }
+        ExecutionException failed = assertThrows(ExecutionException.class, () -> younger.get(60, TimeUnit.SECONDS),
+                "a @Leased transaction whose lease was broken does not commit");
+        System.out.println("the younger @Leased method failed after its lease was broken: " + failed.getCause());
+    }
+
+    /**
+     * Starts, on {@code executor}, a transaction that enlists a connection of {@code f} (its branch, and so its age,
+     * starts there), waits until {@code youngerHolds} opens, then acquires {@code lease}, which breaks the younger
+     * holder's lease (wound-wait), and commits. Returns once that older transaction has started.
+     */
+    private static Future<?> olderBreaks(ManagedExecutorService executor, LeaseConnectionFactory f, LeaseOptions lease,
+            CountDownLatch youngerHolds) throws InterruptedException {
+        CountDownLatch olderStarted = new CountDownLatch(1);
         Future<?> older = executor.submit(() -> {
             UserTransaction ut = Lookups.userTransaction();
             ut.begin();
@@ -251,7 +253,7 @@ class InjectionIT {
                     if (!youngerHolds.await(60, TimeUnit.SECONDS)) {
                         throw new IllegalStateException("the younger transaction never took its lease");
                     }
-                    c.acquire(LeaseOptions.of(name));
+                    c.acquire(lease);
                 }
                 ut.commit();
             } finally {
@@ -260,26 +262,16 @@ class InjectionIT {
             return null;
         });
         assertTrue(olderStarted.await(60, TimeUnit.SECONDS));
-        Future<?> younger = executor.submit(() -> {
-            appDefined.holdUntil(account, youngerHolds, heard);
-            return null;
-        });
-        try {
-            older.get(60, TimeUnit.SECONDS);
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (recorder.about(name).isEmpty() && System.nanoTime() < until) {
-                Thread.sleep(20);
-            }
-            List<SessionEvent> events = recorder.about(name);
-            System.out.println("cdi session events of the named factory: " + events);
-            assertEquals(List.of(SessionEvent.Type.EXPIRED), events.stream().map(SessionEvent::type).toList(),
-                    "the observer bean heard the broken lease, taken through @Leased(factory = ...), expire");
-        } finally {
-            heard.countDown();
+        return older;
+    }
+
+    /** The session events the observer bean heard about {@code name}, once there are any (or after 30 s). */
+    private List<SessionEvent> heardAbout(String name) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (recorder.about(name).isEmpty() && System.nanoTime() < until) {
+            Thread.sleep(20);
         }
-        ExecutionException failed = assertThrows(ExecutionException.class, () -> younger.get(60, TimeUnit.SECONDS),
-                "a @Leased transaction whose lease was broken does not commit");
-        System.out.println("the younger @Leased method failed after its lease was broken: " + failed.getCause());
+        return recorder.about(name);
     }
 
     @Test

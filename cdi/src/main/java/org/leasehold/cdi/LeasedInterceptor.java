@@ -41,11 +41,10 @@ public class LeasedInterceptor implements Serializable {
         if (spec.waitMillis() >= 0) {
             options = options.waitFor(Duration.ofMillis(spec.waitMillis()));
         }
-        LeaseConnectionFactory factory = FactoryLookup.lookup(spec.factory());
-        if (!spec.factory().isBlank()) {
-            // The default factory's events are published from the start; a named one's from its first use.
-            sessionEvents.subscribeQuietly(spec.factory(), factory);
-        }
+        String jndiName = FactoryLookup.jndiName(spec.factory());
+        LeaseConnectionFactory factory = FactoryLookup.lookup(jndiName);
+        // Its session events as CDI events: the default factory's from the application's start, any other's from here.
+        sessionEvents.subscribeQuietly(jndiName, factory);
         LeaseConnection c = factory.getConnection();
         CurrentConnections.push(c);
         try {

@@ -58,9 +58,9 @@ public class SessionEventsBridge {
     }
 
     /**
-     * Publishes the session events of {@code factory} (found at {@code jndiName}) from now on, unless they already are.
-     * A failure is logged once per name and does not reach the caller: events are an addition to a {@code @Leased}
-     * method, not a condition of it.
+     * Publishes the session events of {@code factory} (found at {@code jndiName}) from now on, unless they already are;
+     * {@code @Leased} calls it on every use. A failure is logged once per name and does not reach the caller: events
+     * are an addition to a {@code @Leased} method, not a condition of it.
      */
     void subscribeQuietly(String jndiName, LeaseConnectionFactory factory) {
         if (subscribed.containsKey(jndiName) || refused.contains(jndiName)) {

@@ -37,11 +37,15 @@ import java.util.Set;
  * @param process            this process's name in holder identities made by helpers (the benchmark, the CLI); may be null
  * @param transport          how lease calls (acquire, release, renew, upgrade) travel: {@link Transport#GRPC} (the
  *                           default) or {@link Transport#SOCKET}; every other call uses gRPC either way
+ * @param spinWait           on the socket transport, how long a thread waiting alone for its answer waits actively
+ *                           (yielding its core at every turn) before it blocks in a read; default
+ *                           {@value #DEFAULT_SPIN_WAIT_MICROS} µs, zero turns it off, at most {@link #MAX_SPIN_WAIT}
+ *                           (see {@link SpinWait})
  */
 public record RemoteClientConfig(List<String> servers, List<String> previousServers, Instant migrationStartedAt,
         Path trustCertificates, Path clientCertificate, Path clientKey, String authority, String token,
         Duration callTimeout, Duration keepAliveTime, Duration clockSyncInterval, int maxInboundMessageBytes,
-        int connections, String process, Transport transport) {
+        int connections, String process, Transport transport, Duration spinWait) {
 
     /** How lease calls travel to the servers. */
     public enum Transport {
@@ -63,10 +67,16 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
     /** The most connections per server {@link #connections} allows. */
     public static final int MAX_CONNECTIONS = 64;
 
+    /** The default {@link #spinWait}, in microseconds: a round trip on loopback or a fast local network. */
+    public static final long DEFAULT_SPIN_WAIT_MICROS = 50;
+
+    /** The longest {@link #spinWait} allowed. */
+    public static final Duration MAX_SPIN_WAIT = Duration.ofMillis(10);
+
     /** The property keys {@link #fromProperties} understands. */
     public static final Set<String> KEYS = Set.of("servers", "previousServers", "migrationStartedAt", "tlsTrustFile",
             "tlsCertFile", "tlsKeyFile", "tlsAuthority", "token", "tokenFile", "callTimeout", "keepAliveTime",
-            "clockSyncInterval", "maxInboundMessageBytes", "connections", "process", "transport");
+            "clockSyncInterval", "maxInboundMessageBytes", "connections", "process", "transport", "spinWait");
 
     public RemoteClientConfig {
         servers = List.copyOf(servers);
@@ -96,6 +106,7 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
      * <tr><td>connections</td><td>connections to each server, 1 to {@value #MAX_CONNECTIONS}</td></tr>
      * <tr><td>process</td><td>this process's name for holder identities</td></tr>
      * <tr><td>transport</td><td>{@code grpc} (default) or {@code socket}: see {@link Transport}</td></tr>
+     * <tr><td>spinWait</td><td>a duration ({@code 50us}, {@code 0} for off): see {@link #spinWait}</td></tr>
      * </table>
      */
     public static RemoteClientConfig fromProperties(Map<String, String> properties) {
@@ -188,6 +199,10 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
                         + "'socket' (the server's --socket-listen transport)", e);
             }
         }
+        if (properties.containsKey("spinWait")) {
+            String v = properties.get("spinWait").trim();
+            b.spinWait(duration("spinWait", v));
+        }
         return b.build();
     }
 
@@ -201,12 +216,15 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
         return out;
     }
 
-    /** Parses {@code 250ms}, {@code 5s}, {@code 2m}, {@code 1h} or ISO-8601 ({@code PT5S}). */
+    /** Parses {@code 0}, {@code 50us}, {@code 250ms}, {@code 5s}, {@code 2m}, {@code 1h} or ISO-8601 ({@code PT5S}). */
     public static Duration duration(String what, String text) {
         if (text == null || text.isBlank()) {
             throw new IllegalArgumentException(what + " is empty; give a duration such as 500ms, 5s, 2m or PT5S");
         }
         String t = text.trim().toLowerCase(Locale.ROOT);
+        if (t.equals("0")) {
+            return Duration.ZERO;
+        }
         try {
             if (t.startsWith("pt") || t.startsWith("p")) {
                 return Duration.parse(text.trim());
@@ -266,6 +284,10 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
             throw new IllegalArgumentException("connections is " + connections + "; use 1 to " + MAX_CONNECTIONS
                     + " connections to each server (default 1; about one per core of the client is plenty)");
         }
+        if (spinWait == null || spinWait.isNegative() || spinWait.compareTo(MAX_SPIN_WAIT) > 0) {
+            throw new IllegalArgumentException("spinWait is " + spinWait + "; use 0 (off) to " + MAX_SPIN_WAIT.toMillis()
+                    + "ms (default " + DEFAULT_SPIN_WAIT_MICROS + "us, about a round trip on a fast local network)");
+        }
         return this;
     }
 
@@ -307,6 +329,7 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
         private int connections = 1;
         private String process;
         private Transport transport = Transport.GRPC;
+        private Duration spinWait = Duration.ofNanos(DEFAULT_SPIN_WAIT_MICROS * 1_000);
 
         private Builder(List<String> servers) {
             this.servers = new ArrayList<>(servers);
@@ -393,10 +416,19 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
             return this;
         }
 
+        /**
+         * On the socket transport, how long a thread waiting alone for its answer waits actively before it blocks
+         * (default {@value RemoteClientConfig#DEFAULT_SPIN_WAIT_MICROS} µs; zero for never).
+         */
+        public Builder spinWait(Duration v) {
+            spinWait = v;
+            return this;
+        }
+
         public RemoteClientConfig build() {
             return new RemoteClientConfig(servers, previousServers, migrationStartedAt, trust, cert, key, authority, token,
-                    callTimeout, keepAliveTime, clockSyncInterval, maxInboundMessageBytes, connections, process, transport)
-                    .validate();
+                    callTimeout, keepAliveTime, clockSyncInterval, maxInboundMessageBytes, connections, process, transport,
+                    spinWait).validate();
         }
     }
 
@@ -406,6 +438,6 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
         return "RemoteClientConfig[servers=" + servers + ", previousServers=" + previousServers + ", migrationStartedAt="
                 + migrationStartedAt + ", tls=" + (trustCertificates != null) + ", mutualTls=" + (clientCertificate != null)
                 + ", token=" + (token != null ? "(set)" : "(none)") + ", callTimeout=" + callTimeout + ", connections=" + connections
-                + ", transport=" + transport + "]";
+                + ", transport=" + transport + (transport == Transport.SOCKET ? ", spinWait=" + spinWait : "") + "]";
     }
 }

@@ -342,6 +342,8 @@ final class SocketSession implements SessionChannel {
         final int maxMessageBytes;
         private final OutputStream out;
         private final Frames.Reader in;
+        /** The active wait of a caller reading alone for its own answer. */
+        private final SpinWait spin = new SpinWait(config.spinWait());
         final Queue<SessionRequest> outbox = new ConcurrentLinkedQueue<>();
         private final AtomicBoolean flushing = new AtomicBoolean();
         /** Held by the one thread reading the connection. */
@@ -452,10 +454,10 @@ final class SocketSession implements SessionChannel {
                 if (left <= 0) {
                     return;
                 }
-                readOnce(Math.min(left, TICK_NANOS));
+                readOnce(Math.min(left, TICK_NANOS), drivers.size() <= 1);
             }
             for (int i = 0; i < DRAIN_FRAMES && !ended && drivers.size() > 1 && arrived(); i++) {
-                readOnce(TICK_NANOS);
+                readOnce(TICK_NANOS, false);
             }
         }
 
@@ -468,11 +470,18 @@ final class SocketSession implements SessionChannel {
             }
         }
 
-        /** Reads one frame and hands out its answers, or returns when nothing came within {@code nanos}. */
-        private void readOnce(long nanos) {
+        /**
+         * Reads one frame and hands out its answers, or returns when nothing came within {@code nanos}. With
+         * {@code spin} (a caller that no other thread waits beside: its core would otherwise go idle), it first waits
+         * actively for a little while ({@link RemoteClientConfig#spinWait}).
+         */
+        private void readOnce(long nanos, boolean spin) {
             SessionReplies batch;
             try {
                 if (!in.hasFrame()) {
+                    if (spin) {
+                        this.spin.await(raw.getInputStream());
+                    }
                     socket.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos)));
                 }
                 batch = in.next(SessionReplies.parser(), "SessionReplies");
@@ -512,7 +521,7 @@ final class SocketSession implements SessionChannel {
                 while (!ended && open.get() > 0 && drivers.isEmpty() && reading.compareAndSet(false, true)) {
                     readerThread = me;
                     try {
-                        readOnce(TICK_NANOS);
+                        readOnce(TICK_NANOS, false);
                     } finally {
                         readerThread = null;
                         reading.set(false);
@@ -536,7 +545,7 @@ final class SocketSession implements SessionChannel {
             }
             readerThread = me;
             try {
-                readOnce(PROBE_NANOS);
+                readOnce(PROBE_NANOS, false);
             } finally {
                 readerThread = null;
                 reading.set(false);

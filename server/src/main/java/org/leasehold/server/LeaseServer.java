@@ -75,7 +75,7 @@ public final class LeaseServer implements AutoCloseable {
             this.socket = s == null ? null : new SocketTransport(s.listen(), config.tlsCert() == null ? null
                     : org.leasehold.remote.SocketTls.serverContext(config.tlsCert(), config.tlsKey(), config.tlsClientCa()),
                     config.tlsClientCa() != null, tokens, service, metrics, config.maxMessageBytes(), s.maxConnections(),
-                    Duration.ofSeconds(10), Protocol.SOCKET_IDLE_TIMEOUT, s.writeTimeout());
+                    Duration.ofSeconds(10), Protocol.SOCKET_IDLE_TIMEOUT, s.writeTimeout(), s.spinWait());
             ok = true;
         } finally {
             if (!ok) {

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.time.Instant;
 
 import org.leasehold.engine.EngineConfig;
+import org.leasehold.remote.RemoteClientConfig;
 import org.leasehold.remote.Protocol;
 
 /**
@@ -43,11 +44,17 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
      * @param listen          its address (port 0: any free port)
      * @param maxConnections  connections allowed at once (each has a thread on the server)
      * @param writeTimeout    how long answers may wait for a client to read them before its connection is closed
+     * @param spinWait        how long a connection's thread, having answered, waits actively for the next request
+     *                        before it blocks in a read (zero: never; see {@link SocketTransport})
      */
-    public record SocketSettings(InetSocketAddress listen, int maxConnections, Duration writeTimeout) {
+    public record SocketSettings(InetSocketAddress listen, int maxConnections, Duration writeTimeout, Duration spinWait) {
+        /** The default {@link #spinWait}. */
+        public static final Duration DEFAULT_SPIN_WAIT = Duration.ofNanos(50_000);
+
         /** On loopback, any free port, with the defaults of the command line. */
         public static SocketSettings loopback() {
-            return new SocketSettings(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1_024, Duration.ofSeconds(10));
+            return new SocketSettings(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1_024, Duration.ofSeconds(10),
+                    DEFAULT_SPIN_WAIT);
         }
     }
 
@@ -87,6 +94,10 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
             }
             if (socket.writeTimeout().isNegative() || socket.writeTimeout().isZero()) {
                 throw new IllegalArgumentException("--socket-write-timeout must be positive");
+            }
+            if (socket.spinWait().isNegative() || socket.spinWait().compareTo(RemoteClientConfig.MAX_SPIN_WAIT) > 0) {
+                throw new IllegalArgumentException("--socket-spin-wait is " + socket.spinWait() + "; use 0 (off) to "
+                        + RemoteClientConfig.MAX_SPIN_WAIT.toMillis() + "ms (default 50us)");
             }
             if (!secured && !insecure && !isLoopback(socket.listen())) {
                 throw new IllegalArgumentException("refusing to listen on " + socket.listen() + " (--socket-listen) "

@@ -2,6 +2,7 @@ package org.leasehold.server;
 
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -16,6 +17,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import javax.net.ssl.SSLContext;
@@ -24,6 +26,7 @@ import javax.net.ssl.SSLSocketFactory;
 
 import org.leasehold.remote.Frames;
 import org.leasehold.remote.Protocol;
+import org.leasehold.remote.SpinWait;
 import org.leasehold.remote.proto.LeaseError;
 import org.leasehold.remote.proto.SessionReplies;
 import org.leasehold.remote.proto.SessionReply;
@@ -67,12 +70,17 @@ final class SocketTransport implements AutoCloseable {
             daemon("leasehold-socket-watchdog"));
     private final Thread acceptor;
     private volatile boolean closing;
+    private final Duration spinWait;
+    /** Connection threads waiting actively now; at most {@link #maxSpinning}. */
+    private final AtomicInteger spinning = new AtomicInteger();
+    private final int maxSpinning = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
 
     @SuppressWarnings("checkstyle:ParameterNumber")
     SocketTransport(InetSocketAddress listen, SSLContext ssl, boolean clientCertificates, Credentials tokens,
             LeaseholdService service, ServerMetrics metrics, int maxMessageBytes, int maxConnections,
-            Duration handshakeTimeout, Duration idleTimeout, Duration writeTimeout) throws IOException {
+            Duration handshakeTimeout, Duration idleTimeout, Duration writeTimeout, Duration spinWait) throws IOException {
         this.tls = ssl != null;
+        this.spinWait = spinWait;
         this.clientCertificates = clientCertificates;
         this.tokens = tokens;
         this.service = service;
@@ -237,6 +245,7 @@ final class SocketTransport implements AutoCloseable {
         private OutputStream out;
         private final AtomicBoolean flushQueued = new AtomicBoolean();
         private final AtomicBoolean socketClosed = new AtomicBoolean();
+        private final SpinWait spin = new SpinWait(spinWait);
 
         Conn(long id, Socket raw) {
             this.id = id;
@@ -272,7 +281,11 @@ final class SocketTransport implements AutoCloseable {
                 session = service.openSession(principal, gate, this);
                 lastReadNanos = System.nanoTime();
                 welcomed = true;
+                InputStream rawIn = raw.getInputStream();
                 while (true) {
+                    if (!in.hasFrame()) {
+                        awaitRequest(rawIn);
+                    }
                     SessionRequests batch = in.next(SessionRequests.parser(), "SessionRequests");
                     lastReadNanos = System.nanoTime();
                     session.handle(batch);
@@ -302,6 +315,30 @@ final class SocketTransport implements AutoCloseable {
                 closeSocket();
                 open.remove(id);
                 metrics.connections.dec();
+            }
+        }
+
+        /**
+         * Before a read that would block: waits actively for the next request for up to the spin wait, if fewer than
+         * {@link #maxSpinning} connection threads are doing so (so that a quiet server's core does not fall asleep
+         * between a client's calls), and counts the outcome.
+         */
+        private void awaitRequest(InputStream rawIn) throws IOException {
+            if (!spin.enabled()) {
+                return;
+            }
+            if (spinning.incrementAndGet() > maxSpinning) {
+                spinning.decrementAndGet();
+                return;
+            }
+            SpinWait.Outcome outcome;
+            try {
+                outcome = spin.await(rawIn);
+            } finally {
+                spinning.decrementAndGet();
+            }
+            if (outcome != SpinWait.Outcome.SKIPPED) {
+                (outcome == SpinWait.Outcome.HIT ? metrics.spinHits : metrics.spinMisses).inc();
             }
         }
 

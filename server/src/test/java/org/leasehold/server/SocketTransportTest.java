@@ -135,8 +135,12 @@ class SocketTransportTest {
     }
 
     private static ServerConfig.SocketSettings socket(int maxConnections, Duration writeTimeout) {
+        return socket(maxConnections, writeTimeout, ServerConfig.SocketSettings.DEFAULT_SPIN_WAIT);
+    }
+
+    private static ServerConfig.SocketSettings socket(int maxConnections, Duration writeTimeout, Duration spinWait) {
         return new ServerConfig.SocketSettings(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), maxConnections,
-                writeTimeout);
+                writeTimeout, spinWait);
     }
 
     private LeaseServer start(ServerConfig config) throws IOException {
@@ -1037,6 +1041,47 @@ class SocketTransportTest {
     }
 
     // ------------------------------------------------------------------------------------------------ 7. TLS
+
+    @Test
+    void connectionThreadsWaitActivelyForTheNextRequestByDefaultAndNotWithASpinWaitOfZero() throws Exception {
+        // The default: after answering, the connection's thread waits actively for the next request, and says so.
+        start(base().withSocket(ServerConfig.SocketSettings.loopback()));
+        RemoteLeaseService on = client(socketClient());
+        for (int i = 0; i < 20; i++) {
+            Lease l = on.acquire(LeaseRequest.builder(ME, "spin/on/" + i).build());
+            assertTrue(on.release(l, null, null).compareTo(l.grantedAt()) >= 0);
+        }
+        double waited = spinWaits("hit") + spinWaits("miss");
+        assertTrue(waited >= 1, "waits for the next request were counted: " + waited);
+
+        // Off on both ends (--socket-spin-wait 0, spinWait=0): the same calls, served the same, and no active wait.
+        start(base().withSocket(socket(16, Duration.ofSeconds(10), Duration.ZERO)));
+        RemoteLeaseService off = client(socketClient().spinWait(Duration.ZERO));
+        for (int i = 0; i < 20; i++) {
+            Lease l = off.acquire(LeaseRequest.builder(ME, "spin/off/" + i).build());
+            assertTrue(off.release(l, null, null).compareTo(l.grantedAt()) >= 0);
+        }
+        assertEquals(0, spinWaits("hit") + spinWaits("miss"), "no active wait with --socket-spin-wait 0");
+        assertEquals(20, metric("leasehold_ops_total{op=\"acquire\",outcome=\"granted\"}"), "every call served");
+    }
+
+    @Test
+    void aSpinWaitOutOfRangeIsRefusedNamingTheOptionAndItsRange() {
+        for (String bad : new String[] {"11ms", "-5us", "1s"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> base()
+                    .withSocket(socket(16, Duration.ofSeconds(10), RemoteClientConfig.duration("--socket-spin-wait", bad)))
+                    .validate(), bad);
+            assertTrue(e.getMessage().contains("--socket-spin-wait is") && e.getMessage().contains("use 0 (off) to 10ms"),
+                    e.getMessage());
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> RemoteClientConfig.duration("--socket-spin-wait", "soon"));
+        assertTrue(e.getMessage().contains("--socket-spin-wait 'soon' is not a duration"), e.getMessage());
+    }
+
+    private double spinWaits(String outcome) throws Exception {
+        return metric("leasehold_socket_spin_waits_total{outcome=\"" + outcome + "\"}");
+    }
 
     @Test
     void tlsOnTheSocketTransportServesClientsThatTrustTheCaAndRefusesPlainText() throws Exception {

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The lease server against etcd, Redis, ZooKeeper and PostgreSQL on this machine (see docs/BENCHMARKS.md).
 #
-#   peer-benchmarks/run.sh [--quick] [--runs N] [--duration 20s] [--warmup 5s] [--skip-build] [-- HARNESS-OPTIONS]
+#   peer-benchmarks/run.sh [--quick] [--runs N] [--duration 20s] [--warmup 5s] [--socket-spin-wait 50us] [--skip-build]
+#                          [-- HARNESS-OPTIONS]
 #
 # Installs the Debian packages of the peers if they are missing (etcd-server, redis-server, zookeeper, postgresql-15;
 # needs root), builds the lease server and the harness, starts every server on 127.0.0.1 on free ports with its data
 # under peer-benchmarks/target/peers/, runs the harness, and stops everything on exit. Results (results.md,
 # results.csv, runs.csv, results.png and the servers' logs) go to peer-benchmarks/target/results/.
-# Anything after "--" goes to the harness as is (e.g. -- --systems leasehold,etcd --workloads single);
+# --socket-spin-wait sets the socket transport's active wait on both ends (the server's --socket-spin-wait and the
+# clients' spinWait; 0 turns it off). Anything after "--" goes to the harness as is (e.g. -- --systems leasehold,etcd);
 # `java -jar peer-benchmarks/target/peer-benchmarks.jar --help` lists its options.
 set -euo pipefail
 
@@ -21,6 +23,7 @@ duration=20s
 warmup=5s
 quick=()
 build=1
+spin_wait=50us
 harness_args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -28,10 +31,11 @@ while [[ $# -gt 0 ]]; do
     --runs) runs="${2:?--runs needs a number}"; shift 2 ;;
     --duration) duration="${2:?--duration needs a duration such as 20s}"; shift 2 ;;
     --warmup) warmup="${2:?--warmup needs a duration such as 5s}"; shift 2 ;;
+    --socket-spin-wait) spin_wait="${2:?--socket-spin-wait needs a duration such as 50us, or 0}"; shift 2 ;;
     --skip-build) build=0; shift ;;
     --) shift; harness_args=("$@"); break ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "run.sh: unknown option '$1'; use --quick, --runs N, --duration D, --warmup D, --skip-build, or -- HARNESS-OPTIONS" >&2
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown option '$1'; use --quick, --runs N, --duration D, --warmup D, --socket-spin-wait D, --skip-build, or -- HARNESS-OPTIONS" >&2
        exit 2 ;;
   esac
 done
@@ -167,6 +171,7 @@ pg_started=1
 log "starting the leasehold lease server"
 # No quiet period: a fresh server that never granted anything has no earlier leases to outlast.
 java -jar "$SERVER_JAR" --listen 127.0.0.1:0 --socket-listen 127.0.0.1:0 --http-listen none --port-file "$WORK/leasehold.ports" --quiet-period 0s \
+  --socket-spin-wait "$spin_wait" \
   >"$WORK/leasehold.log" 2>&1 &
 pids+=($!)
 for ((i = 0; i < 300; i++)); do
@@ -192,6 +197,7 @@ java -Djava.awt.headless=true -Xmx2g -jar "$HARNESS_JAR" \
   --zookeeper "127.0.0.1:$ZK_PORT" \
   --postgres "jdbc:postgresql://127.0.0.1:$PG_PORT/postgres" \
   --runs "$runs" --duration "$duration" --warmup "$warmup" "${quick[@]}" \
+  --leasehold-spin-wait "$spin_wait" \
   --out "$OUT" \
   --note "machine: $(nproc) cores ($cpu); clients and servers share them" \
   --note "versions: etcd $(etcd --version 2>/dev/null | sed -n 's/^etcd Version: //p'), redis $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), zookeeper $(dpkg-query -W -f='${Version}' zookeeper), postgresql $("$PG_BIN/postgres" --version | awk '{print $3}')" \

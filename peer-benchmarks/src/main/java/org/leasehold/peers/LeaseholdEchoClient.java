@@ -15,9 +15,10 @@ final class LeaseholdEchoClient implements LockClient<String> {
     private final String system;
     private final RemoteLeaseService client;
 
-    LeaseholdEchoClient(String system, String address, Transport transport) {
+    LeaseholdEchoClient(String system, String address, Transport transport, String spinWait) {
         this.system = system;
-        this.client = RemoteLeaseService.connect(Map.of("servers", address, "transport", transport.name()));
+        this.client = RemoteLeaseService.connect(Map.of("servers", address, "transport", transport.name(), "spinWait",
+                spinWait));
     }
 
     @Override

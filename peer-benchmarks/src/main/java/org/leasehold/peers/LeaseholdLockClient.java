@@ -14,20 +14,22 @@ import org.leasehold.remote.RemoteLeaseService;
  * with one HTTP/2 connection by default; with several ({@code connections}), each name's calls take one of them (each
  * connection's calls are handled by one event-loop thread on each side, so more connections can use more cores).
  * Each thread is its own holder. On the socket transport ({@code leasehold-socket}) each calling thread writes its
- * request and, while no other thread reads the connection, reads its answer itself.
+ * request and, while no other thread reads the connection, reads its answer itself, waiting actively for it first for
+ * up to {@code --leasehold-spin-wait} when no other thread waits beside it.
  */
 final class LeaseholdLockClient implements LockClient<Lease> {
     private final String system;
     private final RemoteLeaseService client;
     private final ThreadLocal<HolderId> holder = ThreadLocal.withInitial(() -> HolderId.currentThread("peer-benchmark"));
 
-    LeaseholdLockClient(String system, String address, int connections, Transport transport) throws InterruptedException {
+    LeaseholdLockClient(String system, String address, int connections, Transport transport, String spinWait)
+            throws InterruptedException {
         if (connections < 1) {
             throw new IllegalArgumentException("--leasehold-connections must be at least 1, not " + connections);
         }
         this.system = system;
         this.client = RemoteLeaseService.connect(Map.of("servers", address, "connections", Integer.toString(connections),
-                "transport", transport.name()));
+                "transport", transport.name(), "spinWait", spinWait));
         // A fresh server grants nothing during its quiet period: wait it out rather than count it as errors.
         long waitMillis = client.availableFrom().toEpochMilli() - client.now().toEpochMilli();
         if (waitMillis > 0) {

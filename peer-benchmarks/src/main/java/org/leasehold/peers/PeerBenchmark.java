@@ -36,6 +36,10 @@ public final class PeerBenchmark implements Callable<Integer> {
             description = "Connections of the leasehold-conns system's client (its connections option); leasehold uses one "
                     + "(default: ${DEFAULT-VALUE})")
     int leaseholdConnections;
+    @Option(names = "--leasehold-spin-wait", paramLabel = "DURATION", defaultValue = "50us",
+            description = "The spinWait of the Leasehold clients on the socket transport (0 turns the client's active wait "
+                    + "off; the server's is its --socket-spin-wait) (default: ${DEFAULT-VALUE}, the client's default)")
+    String leaseholdSpinWait;
     @Option(names = "--redis", paramLabel = "HOST:PORT", description = "Redis server")
     String redis;
     @Option(names = "--etcd", paramLabel = "URL", description = "etcd client URL, e.g. http://127.0.0.1:2379")
@@ -201,14 +205,18 @@ public final class PeerBenchmark implements Callable<Integer> {
 
     private LockClient<?> open(String system, int threadCount) throws Exception {
         return switch (system) {
-            case "leasehold" -> new LeaseholdLockClient("leasehold", leasehold, 1, Transport.GRPC);
-            case "leasehold-socket" -> new LeaseholdLockClient("leasehold-socket", leasehold, 1, Transport.SOCKET);
+            case "leasehold" -> new LeaseholdLockClient("leasehold", leasehold, 1, Transport.GRPC,
+                    leaseholdSpinWait);
+            case "leasehold-socket" -> new LeaseholdLockClient("leasehold-socket", leasehold, 1, Transport.SOCKET,
+                    leaseholdSpinWait);
             case "leasehold-conns" -> new LeaseholdLockClient("leasehold-conns", leasehold, leaseholdConnections,
-                    Transport.GRPC);
+                    Transport.GRPC, leaseholdSpinWait);
             case "leasehold-socket-conns" -> new LeaseholdLockClient("leasehold-socket-conns", leasehold,
-                    leaseholdConnections, Transport.SOCKET);
-            case "leasehold-echo" -> new LeaseholdEchoClient("leasehold-echo", leasehold, Transport.GRPC);
-            case "leasehold-socket-echo" -> new LeaseholdEchoClient("leasehold-socket-echo", leasehold, Transport.SOCKET);
+                    leaseholdConnections, Transport.SOCKET, leaseholdSpinWait);
+            case "leasehold-echo" -> new LeaseholdEchoClient("leasehold-echo", leasehold, Transport.GRPC,
+                    leaseholdSpinWait);
+            case "leasehold-socket-echo" -> new LeaseholdEchoClient("leasehold-socket-echo", leasehold,
+                    Transport.SOCKET, leaseholdSpinWait);
             case "redis-jedis" -> new JedisLockClient(host(redis, "--redis"), port(redis, "--redis"), threadCount);
             case "redis-lettuce" -> new LettuceLockClient(host(redis, "--redis"), port(redis, "--redis"));
             case "redis-jedis-ping" -> RedisPingClient.jedis(host(redis, "--redis"), port(redis, "--redis"), threadCount);

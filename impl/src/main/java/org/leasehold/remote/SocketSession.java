@@ -52,7 +52,9 @@ import org.leasehold.remote.proto.WithdrawRequest;
  * then, when it waits for the answer ({@link DrivenFuture#get}), reads the connection itself if no other thread is
  * reading it: one thread at a time reads, hands each answer to the thread waiting for it, and when its own answer has
  * come, passes the reading on to another waiting thread. A single thread calling in a loop therefore does its whole
- * call on its own thread, as a blocking client like Jedis does. A background thread per connection reads for answers
+ * call on its own thread, as a blocking client like Jedis does; a reader that no other thread waits beside first waits
+ * actively for its answer, for up to {@link RemoteClientConfig#spinWait} ({@link SpinWait}), so that its core does not
+ * fall asleep for the few microseconds the answer takes. A background thread per connection reads for answers
  * nobody waits for on their own thread (asynchronous acquisitions), and sends a keep-alive when the connection has
  * been idle for {@link Protocol#SOCKET_KEEPALIVE}: a keep-alive unanswered within the call timeout ends the
  * connection, failing its open calls with {@link LeaseServiceUnavailableException}.

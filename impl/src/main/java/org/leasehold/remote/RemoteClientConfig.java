@@ -39,8 +39,7 @@ import java.util.Set;
  *                           default) or {@link Transport#SOCKET}; every other call uses gRPC either way
  * @param spinWait           on the socket transport, how long a thread waiting alone for its answer waits actively
  *                           (yielding its core at every turn) before it blocks in a read; default
- *                           {@value #DEFAULT_SPIN_WAIT_MICROS} µs, zero turns it off, at most {@link #MAX_SPIN_WAIT}
- *                           (see {@link SpinWait})
+ *                           {@link SpinWait#DEFAULT} (50 µs), zero turns it off, at most {@link SpinWait#MAX} (10 ms)
  */
 public record RemoteClientConfig(List<String> servers, List<String> previousServers, Instant migrationStartedAt,
         Path trustCertificates, Path clientCertificate, Path clientKey, String authority, String token,
@@ -66,12 +65,6 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
 
     /** The most connections per server {@link #connections} allows. */
     public static final int MAX_CONNECTIONS = 64;
-
-    /** The default {@link #spinWait}, in microseconds: a round trip on loopback or a fast local network. */
-    public static final long DEFAULT_SPIN_WAIT_MICROS = 50;
-
-    /** The longest {@link #spinWait} allowed. */
-    public static final Duration MAX_SPIN_WAIT = Duration.ofMillis(10);
 
     /** The property keys {@link #fromProperties} understands. */
     public static final Set<String> KEYS = Set.of("servers", "previousServers", "migrationStartedAt", "tlsTrustFile",
@@ -200,8 +193,7 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
             }
         }
         if (properties.containsKey("spinWait")) {
-            String v = properties.get("spinWait").trim();
-            b.spinWait(duration("spinWait", v));
+            b.spinWait(duration("spinWait", properties.get("spinWait")));
         }
         return b.build();
     }
@@ -284,10 +276,7 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
             throw new IllegalArgumentException("connections is " + connections + "; use 1 to " + MAX_CONNECTIONS
                     + " connections to each server (default 1; about one per core of the client is plenty)");
         }
-        if (spinWait == null || spinWait.isNegative() || spinWait.compareTo(MAX_SPIN_WAIT) > 0) {
-            throw new IllegalArgumentException("spinWait is " + spinWait + "; use 0 (off) to " + MAX_SPIN_WAIT.toMillis()
-                    + "ms (default " + DEFAULT_SPIN_WAIT_MICROS + "us, about a round trip on a fast local network)");
-        }
+        SpinWait.checked("spinWait", spinWait);
         return this;
     }
 
@@ -329,7 +318,7 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
         private int connections = 1;
         private String process;
         private Transport transport = Transport.GRPC;
-        private Duration spinWait = Duration.ofNanos(DEFAULT_SPIN_WAIT_MICROS * 1_000);
+        private Duration spinWait = SpinWait.DEFAULT;
 
         private Builder(List<String> servers) {
             this.servers = new ArrayList<>(servers);
@@ -418,7 +407,7 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
 
         /**
          * On the socket transport, how long a thread waiting alone for its answer waits actively before it blocks
-         * (default {@value RemoteClientConfig#DEFAULT_SPIN_WAIT_MICROS} µs; zero for never).
+         * (default {@link SpinWait#DEFAULT}, 50 µs; zero for never).
          */
         public Builder spinWait(Duration v) {
             spinWait = v;

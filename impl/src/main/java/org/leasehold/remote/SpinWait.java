@@ -27,6 +27,12 @@ public final class SpinWait {
     /** While paused, one call in this many waits actively, to find out whether answers have become fast again. */
     static final int PROBE_EVERY = 64;
 
+    /** The default budget of both ends: about a round trip on loopback or a fast local network. */
+    public static final Duration DEFAULT = Duration.ofNanos(50_000);
+
+    /** The longest budget allowed. */
+    public static final Duration MAX = Duration.ofMillis(10);
+
     /** What one {@link #await} did. */
     public enum Outcome {
         /** The bytes came while waiting actively: the next read does not block. */
@@ -54,6 +60,20 @@ public final class SpinWait {
         }
         this.budgetNanos = budget.toNanos();
         this.nanoTime = nanoTime;
+    }
+
+    /**
+     * Checks a configured budget: zero (off) to {@link #MAX}.
+     *
+     * @param what the setting's name, for the message ({@code spinWait}, {@code --socket-spin-wait})
+     * @throws IllegalArgumentException outside that range, saying what is accepted
+     */
+    public static Duration checked(String what, Duration budget) {
+        if (budget == null || budget.isNegative() || budget.compareTo(MAX) > 0) {
+            throw new IllegalArgumentException(what + " is " + budget + "; use 0 (off) to " + MAX.toMillis() + "ms "
+                    + "(default " + DEFAULT.toNanos() / 1_000 + "us, about a round trip on a fast local network)");
+        }
+        return budget;
     }
 
     /** Whether waits are active at all (a non-zero budget). */

@@ -125,6 +125,7 @@ class SpinWaitTest {
     void theClientsSpinWaitPropertyDefaultsTo50MicrosecondsTakesZeroForOffAndRefusesWhatIsOutOfRange() {
         Map<String, String> base = Map.of("servers", "127.0.0.1:7420", "transport", "socket");
         assertEquals(Duration.ofNanos(50_000), RemoteClientConfig.fromProperties(base).spinWait());
+        assertEquals(SpinWait.DEFAULT, RemoteClientConfig.builder("127.0.0.1:7420").build().spinWait());
         assertEquals(Duration.ZERO, RemoteClientConfig.fromProperties(with(base, "0")).spinWait());
         assertEquals(Duration.ofNanos(200_000), RemoteClientConfig.fromProperties(with(base, " 200us ")).spinWait());
         assertEquals(Duration.ofMillis(10), RemoteClientConfig.fromProperties(with(base, "10ms")).spinWait());

@@ -8,8 +8,8 @@ import java.time.Duration;
 import java.time.Instant;
 
 import org.leasehold.engine.EngineConfig;
-import org.leasehold.remote.RemoteClientConfig;
 import org.leasehold.remote.Protocol;
+import org.leasehold.remote.SpinWait;
 
 /**
  * Everything a {@link LeaseServer} needs, as {@link LeaseServerMain} parsed it from flags, environment and file.
@@ -48,13 +48,10 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
      *                        before it blocks in a read (zero: never; see {@link SocketTransport})
      */
     public record SocketSettings(InetSocketAddress listen, int maxConnections, Duration writeTimeout, Duration spinWait) {
-        /** The default {@link #spinWait}. */
-        public static final Duration DEFAULT_SPIN_WAIT = Duration.ofNanos(50_000);
-
         /** On loopback, any free port, with the defaults of the command line. */
         public static SocketSettings loopback() {
             return new SocketSettings(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1_024, Duration.ofSeconds(10),
-                    DEFAULT_SPIN_WAIT);
+                    SpinWait.DEFAULT);
         }
     }
 
@@ -95,10 +92,7 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
             if (socket.writeTimeout().isNegative() || socket.writeTimeout().isZero()) {
                 throw new IllegalArgumentException("--socket-write-timeout must be positive");
             }
-            if (socket.spinWait().isNegative() || socket.spinWait().compareTo(RemoteClientConfig.MAX_SPIN_WAIT) > 0) {
-                throw new IllegalArgumentException("--socket-spin-wait is " + socket.spinWait() + "; use 0 (off) to "
-                        + RemoteClientConfig.MAX_SPIN_WAIT.toMillis() + "ms (default 50us)");
-            }
+            SpinWait.checked("--socket-spin-wait", socket.spinWait());
             if (!secured && !insecure && !isLoopback(socket.listen())) {
                 throw new IllegalArgumentException("refusing to listen on " + socket.listen() + " (--socket-listen) "
                         + "without TLS and authentication: give --tls-cert/--tls-key and --tokens or --tls-client-ca, "

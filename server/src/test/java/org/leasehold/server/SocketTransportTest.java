@@ -69,6 +69,7 @@ import org.leasehold.remote.Protocol;
 import org.leasehold.remote.RemoteClientConfig;
 import org.leasehold.remote.RemoteLeaseService;
 import org.leasehold.remote.SocketTls;
+import org.leasehold.remote.SpinWait;
 import org.leasehold.remote.proto.AcquireRequest;
 import org.leasehold.remote.proto.EchoRequest;
 import org.leasehold.remote.proto.Holder;
@@ -135,7 +136,7 @@ class SocketTransportTest {
     }
 
     private static ServerConfig.SocketSettings socket(int maxConnections, Duration writeTimeout) {
-        return socket(maxConnections, writeTimeout, ServerConfig.SocketSettings.DEFAULT_SPIN_WAIT);
+        return socket(maxConnections, writeTimeout, SpinWait.DEFAULT);
     }
 
     private static ServerConfig.SocketSettings socket(int maxConnections, Duration writeTimeout, Duration spinWait) {

@@ -59,4 +59,16 @@ public interface AdapterMetricsMBean {
      * {@code MaxClockErrorMillis} (remote mode; log id {@code LEASEHOLD-4401}).
      */
     long getClockRefusals();
+
+    /**
+     * The branches prepared and not yet decided by the transaction manager, each with when it was prepared and, for
+     * one recovered after a restart, whether its leases are held again (embedded mode) or gone.
+     */
+    String[] getPreparedBranches();
+
+    /**
+     * The branches that ended with a heuristic outcome (log ids {@code LEASEHOLD-4201}, {@code -4202}, {@code -4203},
+     * {@code -4205}), listed until the transaction manager forgets them.
+     */
+    String[] getHeuristicBranches();
 }

@@ -1,10 +1,15 @@
 package org.leasehold.cdi;
 
 import java.lang.reflect.Method;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.Optional;
+import java.util.Set;
 
 import javax.naming.InitialContext;
 import javax.naming.NamingException;
+
+import jakarta.resource.ResourceException;
 
 import org.leasehold.connector.ConnectorException;
 import org.leasehold.connector.LeaseConnectionFactory;
@@ -43,6 +48,22 @@ final class FactoryLookup {
         }
     }
 
+    /**
+     * The resource adapter's own explanation inside a failed lookup (a {@code ResourceException} it threw while the
+     * server created the factory, such as a second embedded server refused a log it does not own), or null when the
+     * lookup failed for want of a definition.
+     */
+    static String adapterFailure(Throwable failure) {
+        String found = null;
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (Throwable t = failure; t != null && seen.add(t); t = t.getCause()) {
+            if (t instanceof ResourceException && t.getMessage() != null) {
+                found = t.getMessage(); // the innermost one is the most precise
+            }
+        }
+        return found;
+    }
+
     static LeaseConnectionFactory lookup(String given) throws ConnectorException {
         String name = jndiName(given);
         try {
@@ -53,6 +74,12 @@ final class FactoryLookup {
             throw new ConnectorException("JNDI name '" + name + "' holds " + found + ", not a Leasehold "
                     + "LeaseConnectionFactory: point @Leased(factory=...) or " + PROPERTY + " at the connection factory");
         } catch (NamingException e) {
+            String failed = adapterFailure(e);
+            if (failed != null) {
+                // The name is defined, but the resource adapter could not create the factory: say why, not where.
+                throw new ConnectorException("the Leasehold connection factory at JNDI name '" + name + "' could not "
+                        + "be created: " + failed, e);
+            }
             throw new ConnectorException("no Leasehold connection factory at JNDI name '" + name + "': define one (for "
                     + "example @ConnectionFactoryDefinition(name=\"" + LeaseConnectionFactory.DEFAULT_JNDI_NAME
                     + "\", resourceAdapter=...)) or set @Leased(factory=...) or the MicroProfile Config property "

@@ -31,7 +31,7 @@ public class MetricsBridge {
     void register(@Observes @Initialized(ApplicationScoped.class) Object started) {
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         for (Method m : AdapterMetricsMBean.class.getMethods()) {
-            if (!m.getName().startsWith("get") || m.getParameterCount() != 0) {
+            if (!m.getName().startsWith("get") || m.getParameterCount() != 0 || m.getReturnType() != long.class) {
                 continue;
             }
             String attribute = m.getName().substring(3);

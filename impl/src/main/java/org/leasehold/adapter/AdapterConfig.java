@@ -32,11 +32,14 @@ import org.leasehold.store.Names;
  * @param minTimeLeftAtPrepare  prepare votes rollback when a lease has less than this left
  * @param ownerTtl              embedded mode: how long the log's ownership survives without a heartbeat
  * @param remoteOptions         remote mode: the client's properties ({@code servers} comes from {@code leaseService})
+ * @param inDoubtHold           how long the leases of a branch are held for a transaction that has not completed: a
+ *                              prepared branch recovered after a restart, or a committed branch whose transaction's
+ *                              other branches are still completing
  */
 record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duration maxLease, Duration grace,
         Duration maxClockError, Duration bucketWidth, FlushPolicy flushPolicy, String writerId, String processId,
         Duration defaultWait, int maxNamesPerUnit, Duration minTimeLeftAtPrepare, Duration ownerTtl,
-        Map<String, String> remoteOptions) {
+        Map<String, String> remoteOptions, Duration inDoubtHold) {
 
     static final String EMBEDDED = "embedded";
 
@@ -61,7 +64,7 @@ record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duratio
     static AdapterConfig from(String bagStoreRoot, String log, String leaseService, Long maxLeaseMillis,
             Long graceMillis, Long maxClockErrorMillis, Long bucketMillis, String flushPolicy, String writerId,
             String processId, Long defaultWaitMillis, Integer maxNamesPerUnit, Long minTimeLeftAtPrepareMillis,
-            Long ownerTtlMillis, String remoteOptions) {
+            Long ownerTtlMillis, String remoteOptions, Long inDoubtHoldMillis) {
         if (bagStoreRoot == null || bagStoreRoot.isBlank()) {
             throw new IllegalArgumentException("BagStoreRoot is not set: give the directory of the bag store "
                     + "(a shared file system mount for a fleet), which must exist and be writable");
@@ -136,12 +139,18 @@ record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duratio
         if (ttl.compareTo(Duration.ofSeconds(1)) < 0) {
             throw new IllegalArgumentException("OwnerTtlMillis is " + ownerTtlMillis + ": use at least 1000 (default 8000)");
         }
+        Duration inDoubt = millis("InDoubtHoldMillis", inDoubtHoldMillis, 300_000);
+        if (inDoubt.compareTo(maxLease) < 0 || inDoubt.compareTo(Duration.ofDays(1)) > 0) {
+            throw new IllegalArgumentException("InDoubtHoldMillis is " + inDoubtHoldMillis + ": use at least "
+                    + "MaxLeaseMillis (" + maxLease.toMillis() + ") and at most one day (86400000); the default, 300000, "
+                    + "covers an application server's restart");
+        }
         if (!mode.equals(EMBEDDED) && mode.substring("remote:".length()).isBlank()) {
             throw new IllegalArgumentException("LeaseService '" + leaseService + "' names no server: use "
                     + "'remote:<host:port>[,<host:port>...]'");
         }
         return new AdapterConfig(root, logName, mode, maxLease, grace, clockError, bucket, flush, writer, process, wait,
-                maxNames, minLeft, ttl, remoteOptions(remoteOptions));
+                maxNames, minLeft, ttl, remoteOptions(remoteOptions), inDoubt);
     }
 
     /**

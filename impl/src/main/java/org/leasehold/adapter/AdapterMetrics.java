@@ -1,7 +1,9 @@
 package org.leasehold.adapter;
 
 import java.lang.management.ManagementFactory;
+import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
 
 import javax.management.JMException;
 import javax.management.MBeanServer;
@@ -18,6 +20,8 @@ import org.leasehold.connector.AdapterMetricsMBean;
  */
 public final class AdapterMetrics implements AdapterMetricsMBean {
     private static final System.Logger LOG = System.getLogger(AdapterMetrics.class.getName());
+    private volatile Supplier<List<String>> prepared = List::of;
+    private volatile Supplier<List<String>> heuristic = List::of;
 
     private final LongAdder acquires = new LongAdder();
     private final LongAdder acquireFailures = new LongAdder();
@@ -242,5 +246,21 @@ public final class AdapterMetrics implements AdapterMetricsMBean {
     @Override
     public long getClockRefusals() {
         return clockRefusals.sum();
+    }
+
+    /** Where the branch lists come from: the resource manager's journal. */
+    void branches(Supplier<List<String>> prepared, Supplier<List<String>> heuristic) {
+        this.prepared = prepared;
+        this.heuristic = heuristic;
+    }
+
+    @Override
+    public String[] getPreparedBranches() {
+        return prepared.get().toArray(new String[0]);
+    }
+
+    @Override
+    public String[] getHeuristicBranches() {
+        return heuristic.get().toArray(new String[0]);
     }
 }

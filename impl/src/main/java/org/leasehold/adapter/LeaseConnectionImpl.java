@@ -90,7 +90,10 @@ final class LeaseConnectionImpl implements LeaseConnection {
         LeaseholdManagedConnection m = open();
         m.lock().lock();
         try {
-            return m.rm().acquire(unit(m), options);
+            UnitOfWork u = unit(m);
+            Lease lease = m.rm().acquire(u, options);
+            m.rm().holdUntilCompletion(u, m.synchronizationRegistry());
+            return lease;
         } finally {
             m.lock().unlock();
         }

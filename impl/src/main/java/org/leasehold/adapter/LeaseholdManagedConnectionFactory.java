@@ -48,6 +48,7 @@ public final class LeaseholdManagedConnectionFactory
     private Long minTimeLeftAtPrepareMillis = 1_000L;
     private Long ownerTtlMillis = 8_000L;
     private String remoteOptions = "";
+    private Long inDoubtHoldMillis = 300_000L;
 
     private transient LeaseholdResourceAdapter adapter;
     private transient PrintWriter logWriter;
@@ -57,7 +58,7 @@ public final class LeaseholdManagedConnectionFactory
         try {
             return AdapterConfig.from(bagStoreRoot, log, leaseService, maxLeaseMillis, graceMillis, maxClockErrorMillis,
                     bucketMillis, flushPolicy, writerId, processId, defaultWaitMillis, maxNamesPerUnit,
-                    minTimeLeftAtPrepareMillis, ownerTtlMillis, remoteOptions);
+                    minTimeLeftAtPrepareMillis, ownerTtlMillis, remoteOptions, inDoubtHoldMillis);
         } catch (IllegalArgumentException e) {
             throw new InvalidPropertyException("Leasehold connection definition: " + e.getMessage());
         }
@@ -289,6 +290,17 @@ public final class LeaseholdManagedConnectionFactory
         remoteOptions = v;
     }
 
+    public Long getInDoubtHoldMillis() {
+        return inDoubtHoldMillis;
+    }
+
+    @ConfigProperty(defaultValue = "300000", description = "How long, in milliseconds, the leases of a transaction "
+            + "that has not completed are held: a prepared branch recovered after a restart, or a committed branch "
+            + "whose transaction's other resources are still committing (at least MaxLeaseMillis, at most a day).")
+    public void setInDoubtHoldMillis(Long v) {
+        inDoubtHoldMillis = v;
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof LeaseholdManagedConnectionFactory f && Objects.equals(f.bagStoreRoot, bagStoreRoot)
@@ -300,7 +312,8 @@ public final class LeaseholdManagedConnectionFactory
                 && Objects.equals(f.defaultWaitMillis, defaultWaitMillis)
                 && Objects.equals(f.maxNamesPerUnit, maxNamesPerUnit)
                 && Objects.equals(f.minTimeLeftAtPrepareMillis, minTimeLeftAtPrepareMillis)
-                && Objects.equals(f.ownerTtlMillis, ownerTtlMillis) && Objects.equals(f.remoteOptions, remoteOptions);
+                && Objects.equals(f.ownerTtlMillis, ownerTtlMillis) && Objects.equals(f.remoteOptions, remoteOptions)
+                && Objects.equals(f.inDoubtHoldMillis, inDoubtHoldMillis);
     }
 
     @Override

@@ -1,8 +1,10 @@
 package org.leasehold.adapter;
 
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -40,6 +42,8 @@ public final class LeaseholdResourceAdapter implements ResourceAdapter {
     private static final System.Logger LOG = System.getLogger(LeaseholdResourceAdapter.class.getName());
 
     private final Map<String, LeaseholdRuntime> runtimes = new HashMap<>();
+    /** Reasons a runtime could not start, each logged once. */
+    private final Set<String> startFailures = new HashSet<>();
     /** Configurations whose connection factories were created before the adapter started (WildFly's order). */
     private final Map<String, AdapterConfig> pending = new LinkedHashMap<>();
     private BootstrapContext context;
@@ -81,10 +85,8 @@ public final class LeaseholdResourceAdapter implements ResourceAdapter {
             try {
                 runtime(c);
             } catch (ResourceException e) {
-                // One bad definition must not stop the adapter's other definitions: its first connection retries and
-                // reports the same error to the application.
-                LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4403 the runtime of log {0} at {1} did not start: {2}",
-                        c.log(), c.bagStoreRoot(), e.getMessage());
+                // One bad definition must not stop the adapter's other definitions: runtime() logged why
+                // (LEASEHOLD-4008), and its first connection retries and reports the same error to the application.
             }
         }
         pending.clear();
@@ -134,6 +136,11 @@ public final class LeaseholdResourceAdapter implements ResourceAdapter {
             try {
                 r = LeaseholdRuntime.start(config, time, work);
             } catch (LeaseholdRuntime.RuntimeStartException e) {
+                if (startFailures.add(config.runtimeKey() + "|" + e.getMessage())) {
+                    // Once per reason: every use tries again, and says why in its exception.
+                    LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4008 the Leasehold connection definition for log {0} "
+                            + "at {1} cannot be used: {2}", config.log(), config.bagStoreRoot(), e.getMessage());
+                }
                 throw new ResourceAdapterInternalException(e.getMessage(), e);
             }
             runtimes.put(config.runtimeKey(), r);

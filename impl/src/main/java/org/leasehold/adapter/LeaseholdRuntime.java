@@ -63,16 +63,26 @@ final class LeaseholdRuntime implements AutoCloseable {
             throw new RuntimeStartException("the bag store at " + config.bagStoreRoot() + " could not be opened: "
                     + e.getMessage(), e);
         }
+        try {
+            // The log exists from the start, so that an application's first read (before anything was appended)
+            // finds it empty rather than unknown.
+            store.createLog(config.log());
+        } catch (BagStoreException e) {
+            store.close();
+            throw new RuntimeStartException("the bag store at " + config.bagStoreRoot() + " could not be opened: "
+                    + e.getMessage(), e);
+        }
         NfsSafeFiles fs = new NfsSafeFiles();
         EmbeddedOwnership ownership = null;
         LeaseService leases = null;
+        EmbeddedLeaseService engine = null;
         PrepareJournal journal;
         try {
             if (config.embedded()) {
                 ownership = EmbeddedOwnership.claim(fs, config.bagStoreRoot(), config.log(), store.writerId(),
                         config.ownerTtl(), config.maxLease(), config.grace(), config.maxClockError(), time);
                 Duration quiet = Duration.between(time.now(), ownership.grantableFrom());
-                EmbeddedLeaseService engine = new EmbeddedLeaseService(EngineConfig.defaults()
+                engine = new EmbeddedLeaseService(EngineConfig.defaults()
                         .withServiceId("embedded/" + store.writerId() + "/" + config.log())
                         .withMaxLeaseDuration(config.maxLease()).withGrace(config.grace())
                         .withClockErrorBound(config.maxClockError())
@@ -105,6 +115,10 @@ final class LeaseholdRuntime implements AutoCloseable {
         ClockCheck clocks = leases instanceof RemoteLeaseService r ? ClockCheck.of(r, config.maxClockError(), metrics, time)
                 : ClockCheck.none();
         ResourceManager rm = new ResourceManager(config, leases, store, journal, time, renewer, metrics, process, clocks);
+        if (engine != null) {
+            rm.reinstatePrepared(engine);
+        }
+        metrics.branches(rm::preparedBranches, rm::heuristicBranches);
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4004 adapter runtime started: log {0} at {1}, writer {2}, lease "
                 + "service {3}", config.log(), config.bagStoreRoot(), store.writerId(), leases.serviceId());
         return new LeaseholdRuntime(config, store, leases, ownership, journal, metrics, events, rm);

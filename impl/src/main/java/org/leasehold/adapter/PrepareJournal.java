@@ -16,6 +16,9 @@ import java.util.Map;
 import java.util.zip.CRC32C;
 
 import org.leasehold.bag.LeaseStamp;
+import org.leasehold.lease.CorrelationId;
+import org.leasehold.lease.HolderId;
+import org.leasehold.lease.LeaseMode;
 import org.leasehold.store.fs.NfsSafeFiles;
 import org.leasehold.time.Micros;
 
@@ -53,8 +56,16 @@ final class PrepareJournal implements AutoCloseable {
         }
     }
 
+    /**
+     * What a prepared branch's recovery needs to hold its leases again: the holder, and per lease stamp (same order)
+     * its mode and correlation id. Null for records written before the journal kept it.
+     */
+    record Holding(HolderId holder, List<LeaseMode> modes, List<CorrelationId> ids) {
+    }
+
     /** A branch as the journal remembers it. */
-    record Entry(XidKey xid, Type state, Instant preparedAt, List<LeaseStamp> leases, List<byte[]> payloads) {
+    record Entry(XidKey xid, Type state, Instant preparedAt, List<LeaseStamp> leases, List<byte[]> payloads,
+            Holding holding) {
         boolean undecided() {
             return state == Type.PREPARED;
         }
@@ -132,22 +143,23 @@ final class PrepareJournal implements AutoCloseable {
     }
 
     /** Durably records that {@code xid} promised to write {@code payloads} under {@code leases}. */
-    synchronized void prepared(XidKey xid, Instant at, List<LeaseStamp> leases, List<byte[]> payloads) throws IOException {
-        ByteBuffer body = encode(Type.PREPARED, xid, at, leases, payloads);
+    synchronized void prepared(XidKey xid, Instant at, List<LeaseStamp> leases, List<byte[]> payloads, Holding holding)
+            throws IOException {
+        ByteBuffer body = encode(Type.PREPARED, xid, at, leases, payloads, holding);
         write(body);
-        entries.put(xid, new Entry(xid, Type.PREPARED, at, leases, payloads));
+        entries.put(xid, new Entry(xid, Type.PREPARED, at, leases, payloads, holding));
     }
 
     /** Durably records how {@code xid} ended. */
     synchronized void outcome(XidKey xid, Type type, Instant at) throws IOException {
-        write(encode(type, xid, at, List.of(), List.of()));
+        write(encode(type, xid, at, List.of(), List.of(), null));
         Entry e = entries.get(xid);
         if (type == Type.FORGOTTEN || type == Type.COMMITTED || type == Type.ROLLED_BACK) {
             entries.remove(xid);
         } else if (e != null) {
-            entries.put(xid, new Entry(xid, type, e.preparedAt(), e.leases(), e.payloads()));
+            entries.put(xid, new Entry(xid, type, e.preparedAt(), e.leases(), e.payloads(), e.holding()));
         } else {
-            entries.put(xid, new Entry(xid, type, at, List.of(), List.of()));
+            entries.put(xid, new Entry(xid, type, at, List.of(), List.of(), null));
         }
     }
 
@@ -164,7 +176,8 @@ final class PrepareJournal implements AutoCloseable {
         out.force(false);
     }
 
-    private static ByteBuffer encode(Type type, XidKey xid, Instant at, List<LeaseStamp> leases, List<byte[]> payloads) {
+    private static ByteBuffer encode(Type type, XidKey xid, Instant at, List<LeaseStamp> leases, List<byte[]> payloads,
+            Holding holding) {
         int size = 1 + 8 + 4 + 1 + xid.gtrid().length + 1 + xid.bqual().length + 2 + 4;
         List<byte[]> names = new ArrayList<>(leases.size());
         for (LeaseStamp s : leases) {
@@ -174,6 +187,13 @@ final class PrepareJournal implements AutoCloseable {
         }
         for (byte[] p : payloads) {
             size += 4 + p.length;
+        }
+        byte[] process = null;
+        byte[] owner = null;
+        if (holding != null) {
+            process = holding.holder().process().getBytes(StandardCharsets.UTF_8);
+            owner = holding.holder().owner().getBytes(StandardCharsets.UTF_8);
+            size += 2 + process.length + 2 + owner.length + leases.size() * (1 + 4 + 8 + 8);
         }
         ByteBuffer b = ByteBuffer.allocate(size);
         b.put(type.code).putLong(Micros.of(at)).putInt(xid.formatId());
@@ -188,6 +208,15 @@ final class PrepareJournal implements AutoCloseable {
         b.putInt(payloads.size());
         for (byte[] p : payloads) {
             b.putInt(p.length).put(p);
+        }
+        if (holding != null) {
+            // Added after the payloads, so that readers of the earlier layout (which stop there) still read it.
+            b.putShort((short) process.length).put(process).putShort((short) owner.length).put(owner);
+            for (int i = 0; i < leases.size(); i++) {
+                LeaseMode m = holding.modes().get(i);
+                CorrelationId id = holding.ids().get(i);
+                b.put((byte) m.type().ordinal()).putInt(m.permits()).putLong(id.high()).putLong(id.low());
+            }
         }
         return b.flip();
     }
@@ -260,17 +289,35 @@ final class PrepareJournal implements AutoCloseable {
             b.get(p);
             payloads.add(p);
         }
+        Holding holding = null;
+        if (b.remaining() >= 4) {
+            byte[] process = new byte[b.getShort() & 0xffff];
+            b.get(process);
+            byte[] owner = new byte[b.getShort() & 0xffff];
+            b.get(owner);
+            List<LeaseMode> modes = new ArrayList<>(leaseCount);
+            List<CorrelationId> ids = new ArrayList<>(leaseCount);
+            for (int i = 0; i < leaseCount; i++) {
+                LeaseMode.Type t = LeaseMode.Type.values()[b.get()];
+                int permits = b.getInt();
+                modes.add(t == LeaseMode.Type.EXCLUSIVE ? LeaseMode.EXCLUSIVE : t == LeaseMode.Type.SHARED
+                        ? LeaseMode.SHARED : LeaseMode.semaphore(permits));
+                ids.add(new CorrelationId(b.getLong(), b.getLong()));
+            }
+            holding = new Holding(new HolderId(new String(process, StandardCharsets.UTF_8),
+                    new String(owner, StandardCharsets.UTF_8)), modes, ids);
+        }
         if (type == null) {
             return;
         }
         if (type == Type.PREPARED) {
-            entries.put(xid, new Entry(xid, type, at, leases, payloads));
+            entries.put(xid, new Entry(xid, type, at, leases, payloads, holding));
         } else if (type == Type.FORGOTTEN || type == Type.COMMITTED || type == Type.ROLLED_BACK) {
             entries.remove(xid);
         } else {
             Entry e = entries.get(xid);
-            entries.put(xid, e == null ? new Entry(xid, type, at, List.of(), List.of())
-                    : new Entry(xid, type, e.preparedAt(), e.leases(), e.payloads()));
+            entries.put(xid, e == null ? new Entry(xid, type, at, List.of(), List.of(), null)
+                    : new Entry(xid, type, e.preparedAt(), e.leases(), e.payloads(), e.holding()));
         }
     }
 

@@ -13,6 +13,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 
+import jakarta.transaction.Status;
+import jakarta.transaction.Synchronization;
+import jakarta.transaction.TransactionSynchronizationRegistry;
+
 import javax.transaction.xa.XAException;
 import javax.transaction.xa.XAResource;
 import javax.transaction.xa.Xid;
@@ -31,6 +35,8 @@ import org.leasehold.bag.WriteOutcomeUnknownException;
 import org.leasehold.connector.ConnectorException;
 import org.leasehold.connector.LeaseOptions;
 import org.leasehold.connector.NoLeaseHeldException;
+import org.leasehold.engine.EmbeddedLeaseService;
+import org.leasehold.lease.CorrelationId;
 import org.leasehold.lease.Ending;
 import org.leasehold.lease.HolderId;
 import org.leasehold.lease.InvalidLeaseRequestException;
@@ -42,6 +48,7 @@ import org.leasehold.lease.LeaseExpiredException;
 import org.leasehold.lease.LeaseGrant;
 import org.leasehold.lease.LeaseKind;
 import org.leasehold.lease.LeaseLostException;
+import org.leasehold.lease.LeaseMode;
 import org.leasehold.lease.LeaseRequest;
 import org.leasehold.lease.LeaseService;
 import org.leasehold.lease.LeaseServiceUnavailableException;
@@ -57,12 +64,16 @@ import org.leasehold.time.TimeSource;
  *       rollback with a reason if that fails, then record the branch (lease stamps and messages) in the journal;
  *       {@code XA_RDONLY} when it wrote nothing;
  *   <li>commit: write the messages as one frame with {@code floor < t < deadline}, then release every lease with
- *       {@code t} as watermark; if a lease was lost, or the write refused, nothing is written and the branch reports a
- *       heuristic rollback, never silently;
+ *       {@code t} as watermark once the whole JTA transaction has completed (an interposed synchronization's
+ *       {@code afterCompletion}, so that the other resources' branches have committed too; at most
+ *       {@code InDoubtHoldMillis} later), or at once where the container offers no synchronization; if a lease was
+ *       lost, or the write refused, nothing is written and the branch reports a heuristic rollback, never silently;
  *   <li>rollback: release without moving the watermark;
- *   <li>recover: the journal's prepared, undecided branches; after a restart their leases are gone, so commit
- *       finds out whether the frame was already written (then the branch is committed, once) and otherwise reports a
- *       heuristic rollback.
+ *   <li>recover: the journal's prepared, undecided branches. In embedded mode this server alone grants the log's
+ *       leases, so at start it holds the leases of every such branch again ({@link #reinstatePrepared}) and recovery
+ *       commits or rolls them back as the transaction manager decides. Otherwise (remote mode, or after the in-doubt
+ *       hold) their leases are gone, so commit finds out whether the frame was already written (then the branch is
+ *       committed, once) and otherwise reports a heuristic rollback.
  * </ul>
  */
 final class ResourceManager {
@@ -79,6 +90,10 @@ final class ResourceManager {
     private final Map<XidKey, UnitOfWork> branches = new ConcurrentHashMap<>();
     private final AtomicLong localCounter = new AtomicLong();
     private final ClockCheck clocks;
+    /** Prepared branches of an earlier run whose leases this one holds again, until the transaction manager decides. */
+    private final Set<XidKey> reinstated = ConcurrentHashMap.newKeySet();
+    /** Branches already reported in the log, as {@code xid + " " + state}: each state of a branch is told once. */
+    private final Set<String> reported = ConcurrentHashMap.newKeySet();
 
     ResourceManager(AdapterConfig config, LeaseService leases, BagStore store, PrepareJournal journal, TimeSource time,
             Renewer renewer, AdapterMetrics metrics, String process, ClockCheck clocks) {
@@ -350,8 +365,14 @@ final class ResourceManager {
                 throw xa(XAException.XA_RBROLLBACK, u + " lost a lease before prepare: " + u.lostReason());
             }
             if (u.payloads().isEmpty()) {
-                releaseAll(u, null);
-                finish(u);
+                String problem = readOnlyProblem(u);
+                if (problem != null) {
+                    abandon(u);
+                    metrics.rolledBack();
+                    LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4208 prepare of {0} votes rollback: {1}", u, problem);
+                    throw xa(XAException.XA_RBROLLBACK, "prepare of " + u + " votes rollback: " + problem);
+                }
+                endWithoutWriting(u);
                 metrics.readOnly();
                 return XAResource.XA_RDONLY;
             }
@@ -359,11 +380,12 @@ final class ResourceManager {
             if (problem != null) {
                 abandon(u);
                 metrics.rolledBack();
+                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4208 prepare of {0} votes rollback: {1}", u, problem);
                 throw xa(XAException.XA_RBROLLBACK, "prepare of " + u + " votes rollback: " + problem);
             }
             Instant at = time.now();
             try {
-                journal.prepared(xid, at, u.stamps(), u.payloads());
+                journal.prepared(xid, at, u.stamps(), u.payloads(), u.journalHolding());
             } catch (IOException e) {
                 abandon(u);
                 throw xa(XAException.XAER_RMERR, "prepare of " + u + " could not record the branch in the journal "
@@ -457,14 +479,22 @@ final class ResourceManager {
             throw xa(XAException.XA_RBROLLBACK, u + " lost a lease: " + u.lostReason());
         }
         if (u.payloads().isEmpty()) {
-            releaseAll(u, null);
-            finish(u);
+            String readOnly = readOnlyProblem(u);
+            if (readOnly != null) {
+                abandon(u);
+                metrics.rolledBack();
+                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4208 one-phase commit of {0} rolls back: {1}", u,
+                        readOnly);
+                throw xa(XAException.XA_RBROLLBACK, "one-phase commit of " + u + " rolled back: " + readOnly);
+            }
+            endWithoutWriting(u);
             return;
         }
         String problem = upgradeAll(u);
         if (problem != null) {
             abandon(u);
             metrics.rolledBack();
+            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4208 one-phase commit of {0} rolls back: {1}", u, problem);
             throw xa(XAException.XA_RBROLLBACK, "one-phase commit of " + u + " rolled back: " + problem);
         }
         try {
@@ -498,6 +528,7 @@ final class ResourceManager {
     private void heuristicRollback(UnitOfWork u, String why) throws XAException {
         if (u.xid != null) {
             outcome(u.xid, PrepareJournal.Type.HEURISTIC_ROLLBACK);
+            reported.add(u.xid + " " + PrepareJournal.Type.HEURISTIC_ROLLBACK);
         }
         metrics.heuristicRollback();
         LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4201 heuristic rollback of {0}: {1}; nothing was written", u, why);
@@ -516,7 +547,133 @@ final class ResourceManager {
         Appended a = store.append(new AppendRequest(config.log(), u.stamps(), null, payloads));
         u.written(a.timestamp());
         metrics.written(a.messages());
-        releaseAll(u, a.timestamp());
+        if (!holdUntilCompleted(u)) {
+            releaseAll(u, a.timestamp());
+        }
+    }
+
+    /**
+     * Why a unit that writes nothing to the log cannot commit, or null. One that keeps its leases until its transaction
+     * completes guards what the transaction writes elsewhere (a database), so its leases become full like a writer's:
+     * a lease broken by an older transaction means another may have read or written that state meanwhile.
+     */
+    private String readOnlyProblem(UnitOfWork u) {
+        return u.holdsUntilCompletion() ? upgradeAll(u) : null;
+    }
+
+    /**
+     * A unit that writes nothing ends now, or, when its transaction will say that it completed, keeps its leases until
+     * then: the transaction may have written under them elsewhere (a database), and the next holder must see that.
+     */
+    private void endWithoutWriting(UnitOfWork u) {
+        if (!holdUntilCompleted(u)) {
+            releaseAll(u, null);
+        }
+        finish(u);
+    }
+
+    /**
+     * If {@code u}'s transaction will tell it when it has completed, marks it as completing and keeps its leases (the
+     * renewer goes on) until then, or until {@code InDoubtHoldMillis} have passed; true if so.
+     */
+    private boolean holdUntilCompleted(UnitOfWork u) {
+        if (!u.holdsUntilCompletion()) {
+            return false;
+        }
+        u.state(UnitOfWork.State.COMPLETING);
+        u.completionTimer(time.schedule(Micros.plus(time.nowMicros(), Micros.of(config.inDoubtHold())), () -> {
+            if (u.endIf(UnitOfWork.State.COMPLETING)) {
+                renewer.untrack(u);
+                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4209 the transaction of {0} did not complete within "
+                        + "{1} ms (InDoubtHoldMillis) of this branch's commit; its leases are released now", u,
+                        config.inDoubtHold().toMillis());
+                releaseAll(u, u.lastWritten());
+            }
+        }));
+        return true;
+    }
+
+    // ------------------------------------------------------------------------------------------------ completion
+
+    /**
+     * Ties the leases of {@code u}, a branch of the JTA transaction running on this thread, to the end of that whole
+     * transaction: an interposed synchronization checks the leases before the two phases begin and releases them
+     * after the transaction completed (every resource's branch), so no other holder takes a name while another
+     * resource of the transaction, a database say, may still be committing what was done under it. Done once per
+     * unit; without a registry (outside a container) or a transaction to register with, leases end with the branch.
+     */
+    void holdUntilCompletion(UnitOfWork u, TransactionSynchronizationRegistry tsr) {
+        if (u.xid == null || tsr == null || u.holdsUntilCompletion()) {
+            return;
+        }
+        try {
+            tsr.registerInterposedSynchronization(new Completion(u, tsr));
+            u.completionRegistered();
+        } catch (IllegalStateException | UnsupportedOperationException e) {
+            LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-4010 {0}: no synchronization with the transaction ({1}); "
+                    + "its leases end with its branch", u, e.toString());
+        }
+    }
+
+    /** The end of a unit's whole transaction, as the transaction manager tells it. */
+    private final class Completion implements Synchronization {
+        private final UnitOfWork u;
+        private final TransactionSynchronizationRegistry tsr;
+
+        Completion(UnitOfWork u, TransactionSynchronizationRegistry tsr) {
+            this.u = u;
+            this.tsr = tsr;
+        }
+
+        /**
+         * Before the two phases: the unit's leases become full now, so a lease broken by an older transaction rolls
+         * this one back with the reason, in the server log and in the exception the application gets, instead of as
+         * a bare vote at prepare.
+         */
+        @Override
+        public void beforeCompletion() {
+            if (u.state() != UnitOfWork.State.ACTIVE || u.leases().isEmpty()) {
+                return;
+            }
+            String problem = u.lostReason() != null ? u.lostReason() : upgradeAll(u);
+            if (problem == null) {
+                return;
+            }
+            u.lost(problem);
+            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4208 the transaction of {0} rolls back: {1}", u, problem);
+            try {
+                tsr.setRollbackOnly();
+            } catch (IllegalStateException e) {
+                // Already completing: the exception below and the vote at prepare roll it back.
+            }
+            throw new IllegalStateException(new LeaseLostException("the transaction rolls back: " + u + " lost a "
+                    + "lease: " + problem + ". Nothing was written; start the transaction over"));
+        }
+
+        @Override
+        public void afterCompletion(int status) {
+            completed(u, status);
+        }
+    }
+
+    /** The whole transaction of {@code u} completed with {@code status} ({@link Status}): release what it held. */
+    void completed(UnitOfWork u, int status) {
+        TimeSource.Timer timer = u.completionTimer();
+        if (timer != null) {
+            timer.cancel();
+        }
+        if (u.endIf(UnitOfWork.State.COMPLETING)) {
+            renewer.untrack(u);
+            releaseAll(u, u.lastWritten());
+        } else if (u.state() == UnitOfWork.State.ACTIVE) {
+            // The transaction ended without the transaction manager ending this branch (it never reached the
+            // two phases): nothing was written under the leases.
+            if (status != Status.STATUS_COMMITTED) {
+                abandon(u);
+            }
+        }
+        // PREPARED: the transaction manager has not decided this branch yet (it will, or recovery will); ENDED: the
+        // branch released its leases when it ended (rolled back).
     }
 
     void rollback(XidKey xid) throws XAException {
@@ -539,16 +696,119 @@ final class ResourceManager {
             return new Xid[0];
         }
         List<Xid> out = new ArrayList<>();
+        List<Xid> newlyPrepared = new ArrayList<>();
         for (PrepareJournal.Entry e : journal.unresolved()) {
-            if (!branches.containsKey(e.xid())) {
-                out.add(e.xid());
+            if (branches.containsKey(e.xid()) && !reinstated.contains(e.xid())) {
+                continue; // a branch of this run, still between its prepare and its commit
+            }
+            out.add(e.xid());
+            if (!reported.add(e.xid() + " " + e.state())) {
+                continue;
+            }
+            if (e.heuristic()) {
+                // Decided in an earlier run (this run's decisions were logged when made): told once per run.
+                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4204 branch {0} ended with a heuristic outcome ({1}); "
+                        + "it is reported to the transaction manager until it forgets it", e.xid(),
+                        e.state() == PrepareJournal.Type.HEURISTIC_ROLLBACK ? "rolled back" : "committed");
+            } else {
+                newlyPrepared.add(e.xid());
             }
         }
-        if (!out.isEmpty()) {
-            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4204 recovery found {0} prepared branch(es) in the journal: "
-                    + "{1}", out.size(), out);
+        if (!newlyPrepared.isEmpty()) {
+            LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4211 recovery found {0} prepared branch(es) in the journal, "
+                    + "for the transaction manager to decide: {1}", newlyPrepared.size(), newlyPrepared);
         }
         return out.toArray(new Xid[0]);
+    }
+
+    /** The branches with a heuristic outcome that the transaction manager has not forgotten yet, for the admin view. */
+    List<String> heuristicBranches() {
+        List<String> out = new ArrayList<>();
+        for (PrepareJournal.Entry e : journal.unresolved()) {
+            if (e.heuristic()) {
+                out.add(e.xid() + " " + (e.state() == PrepareJournal.Type.HEURISTIC_ROLLBACK ? "heuristic rollback"
+                        : "heuristic commit") + " (prepared at " + e.preparedAt() + ")");
+            }
+        }
+        return out;
+    }
+
+    /** Prepared branches awaiting the transaction manager's decision (of this run or recovered), for the admin view. */
+    List<String> preparedBranches() {
+        List<String> out = new ArrayList<>();
+        for (PrepareJournal.Entry e : journal.unresolved()) {
+            if (e.undecided()) {
+                out.add(e.xid() + " prepared at " + e.preparedAt() + (reinstated.contains(e.xid())
+                        ? ", its leases held again after a restart" : branches.containsKey(e.xid()) ? ""
+                                : ", its leases gone"));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Embedded mode, at start, before the engine serves anyone: holds again the leases of every branch the journal
+     * holds as prepared and undecided whose frame is not written yet, so that recovery can commit it (writing its
+     * messages once) or roll it back, as the transaction manager decides. Nobody else can have taken those names in
+     * between: this server's engine alone grants the log's leases. A branch whose leases cannot be held again (a
+     * conflicting reinstated branch) is left to recovery as before: a heuristic rollback. The leases are held until
+     * the decision, or for {@code InDoubtHoldMillis}.
+     */
+    void reinstatePrepared(EmbeddedLeaseService engine) {
+        for (PrepareJournal.Entry e : journal.unresolved()) {
+            if (!e.undecided() || e.leases().isEmpty()) {
+                continue;
+            }
+            try {
+                if (alreadyWritten(e)) {
+                    continue; // commit finds the frame and ends the branch committed, once
+                }
+            } catch (XAException ex) {
+                LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4212 prepared branch {0} could not be checked against the "
+                        + "log ({1}); its leases are not held again", e.xid(), ex.getMessage());
+                continue;
+            }
+            PrepareJournal.Holding held = e.holding();
+            HolderId holder = held != null ? held.holder() : HolderId.transaction(process, e.xid().toString());
+            UnitOfWork u = new UnitOfWork(e.xid(), holder, e.preparedAt(), true);
+            try {
+                for (int i = 0; i < e.leases().size(); i++) {
+                    LeaseStamp s = e.leases().get(i);
+                    LeaseMode mode = held != null ? held.modes().get(i) : LeaseMode.EXCLUSIVE;
+                    CorrelationId id = held != null ? held.ids().get(i) : CorrelationId.NONE;
+                    u.add(engine.reinstate(new Lease(holder, mode, LeaseKind.FULL, e.preparedAt(), s.deadline(),
+                            List.of(new LeaseGrant(s.name(), s.generation(), id, s.floor(), s.writableFrom(), null)))));
+                }
+            } catch (LeaseException | RuntimeException ex) {
+                releaseAll(u, null);
+                LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4212 the leases of prepared branch {0} could not be held "
+                        + "again after the restart ({1}); if the transaction manager commits it, it is a heuristic "
+                        + "rollback", e.xid(), ex.getMessage());
+                continue;
+            }
+            for (byte[] p : e.payloads()) {
+                u.buffer(p);
+            }
+            u.preparedAt(e.preparedAt());
+            u.state(UnitOfWork.State.PREPARED);
+            branches.put(e.xid(), u);
+            reinstated.add(e.xid());
+            renewer.track(u, config.maxLease());
+            time.schedule(Micros.plus(time.nowMicros(), Micros.of(config.inDoubtHold())), () -> {
+                if (u.state() == UnitOfWork.State.PREPARED && reinstated.remove(e.xid()) && branches.remove(e.xid(), u)) {
+                    LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4213 the transaction manager did not decide "
+                            + "prepared branch {0} within {1} ms (InDoubtHoldMillis) of the restart; its leases are "
+                            + "released, and committing it later is a heuristic rollback", e.xid(),
+                            config.inDoubtHold().toMillis());
+                    releaseAll(u, null);
+                    u.state(UnitOfWork.State.ENDED);
+                    renewer.untrack(u);
+                }
+            });
+            LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4009 prepared branch {0} holds its leases {1} again after the "
+                    + "restart, until the transaction manager decides it", e.xid(), u.leases().stream()
+                    .map(Lease::describe).toList());
+        }
     }
 
     void forget(XidKey xid) throws XAException {
@@ -557,6 +817,7 @@ final class ResourceManager {
             throw xa(XAException.XAER_NOTA, "forget of " + xid + ", which has no heuristic outcome here");
         }
         outcome(xid, PrepareJournal.Type.FORGOTTEN);
+        reported.removeIf(r -> r.startsWith(xid + " "));
     }
 
     private void commitRecovered(XidKey xid) throws XAException {
@@ -577,6 +838,7 @@ final class ResourceManager {
             return;
         }
         outcome(xid, PrepareJournal.Type.HEURISTIC_ROLLBACK);
+        reported.add(xid + " " + PrepareJournal.Type.HEURISTIC_ROLLBACK);
         metrics.heuristicRollback();
         LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4202 heuristic rollback of recovered branch {0}: its leases "
                 + "ended with the restart, so its {1} message(s) were not written", xid, e.payloads().size());
@@ -591,6 +853,7 @@ final class ResourceManager {
         }
         if (e.state() == PrepareJournal.Type.PREPARED && alreadyWritten(e)) {
             outcome(xid, PrepareJournal.Type.HEURISTIC_COMMIT);
+            reported.add(xid + " " + PrepareJournal.Type.HEURISTIC_COMMIT);
             metrics.heuristicCommit();
             LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4205 rollback of recovered branch {0}, but its messages were "
                     + "written before the restart: heuristic commit", xid);
@@ -659,11 +922,15 @@ final class ResourceManager {
         finish(u);
     }
 
+    /** The branch is over for the transaction manager; its leases too, unless it keeps them until completion. */
     private void finish(UnitOfWork u) {
-        u.state(UnitOfWork.State.ENDED);
-        renewer.untrack(u);
+        if (u.state() != UnitOfWork.State.COMPLETING) {
+            u.state(UnitOfWork.State.ENDED);
+            renewer.untrack(u);
+        }
         if (u.xid != null) {
             branches.remove(u.xid, u);
+            reinstated.remove(u.xid);
         }
     }
 

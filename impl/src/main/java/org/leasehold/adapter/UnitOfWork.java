@@ -5,9 +5,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.leasehold.bag.LeaseStamp;
+import org.leasehold.lease.CorrelationId;
 import org.leasehold.lease.HolderId;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseGrant;
+import org.leasehold.lease.LeaseMode;
+import org.leasehold.time.TimeSource;
 
 /**
  * What one transaction branch (or local transaction, or connection outside a transaction) holds: its leases, the
@@ -16,8 +19,11 @@ import org.leasehold.lease.LeaseGrant;
  */
 final class UnitOfWork {
 
-    /** Where the unit is in its life. */
-    enum State { ACTIVE, PREPARED, ENDED }
+    /**
+     * Where the unit is in its life: {@code COMPLETING} is a branch that committed (its frame is written) and keeps its
+     * leases until the whole transaction has completed, every other resource's branch included.
+     */
+    enum State { ACTIVE, PREPARED, COMPLETING, ENDED }
 
     /** The transaction branch, or null for a local transaction or a connection outside one. */
     final XidKey xid;
@@ -34,6 +40,8 @@ final class UnitOfWork {
     private int renewalFailures;
     private Instant lastWritten;
     private Instant preparedAt;
+    private boolean completionRegistered;
+    private TimeSource.Timer completionTimer;
 
     UnitOfWork(XidKey xid, HolderId holder, Instant startedAt, boolean transactional) {
         this.xid = xid;
@@ -100,6 +108,51 @@ final class UnitOfWork {
 
     synchronized void state(State s) {
         state = s;
+    }
+
+    /** Moves to {@code ENDED} if the unit is in state {@code from}; true if it did (so exactly one caller ends it). */
+    synchronized boolean endIf(State from) {
+        if (state != from) {
+            return false;
+        }
+        state = State.ENDED;
+        return true;
+    }
+
+    /** True the first time: the unit's transaction will tell it when it completes. */
+    synchronized boolean completionRegistered() {
+        if (completionRegistered) {
+            return false;
+        }
+        completionRegistered = true;
+        return true;
+    }
+
+    synchronized void completionTimer(TimeSource.Timer t) {
+        completionTimer = t;
+    }
+
+    /** The timer that ends the wait for the transaction's completion, or null. */
+    synchronized TimeSource.Timer completionTimer() {
+        return completionTimer;
+    }
+
+    /** Whether the unit's transaction tells it when it completes, so that its leases are held until then. */
+    synchronized boolean holdsUntilCompletion() {
+        return completionRegistered;
+    }
+
+    /** The holder, and per lease stamp ({@link #stamps()} order) the mode and correlation id, for the journal. */
+    synchronized PrepareJournal.Holding journalHolding() {
+        List<LeaseMode> modes = new ArrayList<>();
+        List<CorrelationId> ids = new ArrayList<>();
+        for (Lease l : leases) {
+            for (LeaseGrant g : l.grants()) {
+                modes.add(l.mode());
+                ids.add(g.correlationId());
+            }
+        }
+        return new PrepareJournal.Holding(holder, modes, ids);
     }
 
     synchronized void lost(String reason) {

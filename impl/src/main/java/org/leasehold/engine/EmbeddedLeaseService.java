@@ -118,6 +118,76 @@ public final class EmbeddedLeaseService implements LeaseService {
         fence = Micros.of(until);
     }
 
+    /**
+     * Re-establishes a full lease that an earlier incarnation of this service granted and whose holder may still
+     * write under it: the leases of a transaction branch that was prepared when the server stopped, which its
+     * recovery must still be able to commit (the resource adapter's prepare journal holds them). The lease keeps its
+     * holder, mode, generations, correlation ids and floors, so the frame its holder writes is the one the earlier
+     * grant allowed; its deadline is now plus the maximum lease, and it is renewed and released like any other.
+     *
+     * <p>Call it before the engine serves anyone else (it takes no notice of the quiet period: it hands out no new
+     * right, it restores one that nobody else can have had, since only this service grants these names). A name held
+     * by a conflicting lease is refused, and nothing is reinstated.
+     *
+     * @throws LeaseBusyException           a name is held by a lease that conflicts with {@code earlier}
+     * @throws InvalidLeaseRequestException the lease value names no lease, or a name is not acceptable
+     * @throws IllegalArgumentException     the lease is tentative
+     */
+    public Lease reinstate(Lease earlier) throws LeaseException {
+        int[] idx = shardsOf(earlier);
+        if (earlier.kind() != LeaseKind.FULL) {
+            throw new IllegalArgumentException("only a full lease can be reinstated, not " + earlier.describe()
+                    + ": a tentative lease was never written under");
+        }
+        List<LeaseGrant> grants = new ArrayList<>(earlier.grants());
+        grants.sort(Comparator.comparing(LeaseGrant::name));
+        String[] names = new String[grants.size()];
+        long floor = Long.MIN_VALUE;
+        for (int i = 0; i < names.length; i++) {
+            names[i] = grants.get(i).name();
+            LeaseNames.check(names[i]);
+            floor = Math.max(floor, Micros.of(grants.get(i).floor()));
+        }
+        lockAll(idx);
+        try {
+            ensureOpen();
+            long now = time.nowMicros();
+            NameState[] states = new NameState[names.length];
+            for (int i = 0; i < names.length; i++) {
+                states[i] = stateOf(names[i], now);
+                clean(states[i], now);
+                for (Holding other : states[i].holders) {
+                    if (conflicts(other, earlier.mode())) {
+                        throw new LeaseBusyException(names[i], Micros.toInstant(other.deadline), "'"
+                                + LeaseNames.printable(names[i]) + "' is held by " + other.holder + " until "
+                                + Micros.toInstant(other.deadline) + ", so the earlier lease " + earlier.describe()
+                                + " cannot be reinstated");
+                    }
+                }
+            }
+            long deadline = Micros.plus(now, maxLease);
+            Holding h = new Holding(earlier.holder(), earlier.mode(), LeaseKind.FULL, Micros.of(earlier.grantedAt()), now,
+                    deadline, floor, names);
+            for (int i = 0; i < names.length; i++) {
+                NameState st = states[i];
+                LeaseGrant g = grants.get(i);
+                h.generations[i] = g.generation();
+                h.ids[i] = g.correlationId();
+                st.generation = Math.max(st.generation, g.generation());
+                st.holders.add(h);
+                st.lastTouched = now;
+            }
+            Lease lease = new Lease(earlier.holder(), earlier.mode(), LeaseKind.FULL, Micros.toInstant(now),
+                    Micros.toInstant(deadline), grants);
+            h.lease = lease;
+            LOG.log(System.Logger.Level.INFO, "LEASEHOLD-1005 lease service {0} reinstated {1} of an earlier "
+                    + "incarnation, now until {2}", serviceId, lease.describe(), lease.deadline());
+            return lease;
+        } finally {
+            unlockAll(idx);
+        }
+    }
+
     /** An engine with the default settings on {@code time}. */
     public static EmbeddedLeaseService withDefaults(TimeSource time) {
         return new EmbeddedLeaseService(EngineConfig.defaults(), time);

@@ -438,6 +438,17 @@ public final class FileBagStore implements BagStore {
 
     // ---------------------------------------------------------------------------------------------------- logs
 
+    /**
+     * Creates {@code log} (its directory and descriptor, with this store's geometry) unless it exists, so that it can be
+     * read before anything is appended to it: a reader then gets an empty stream, not {@link UnknownLogException}.
+     *
+     * @throws InvalidLogNameException   the name is not acceptable
+     * @throws StoreUnavailableException the log could not be created (the message says why)
+     */
+    public void createLog(String log) throws BagStoreException {
+        logForWriting(log);
+    }
+
     private LogHandle logForWriting(String name) throws BagStoreException {
         LogHandle h = logs.get(name == null ? "" : name);
         if (h != null) {

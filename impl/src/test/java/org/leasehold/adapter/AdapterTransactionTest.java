@@ -3,6 +3,7 @@ package org.leasehold.adapter;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -30,14 +31,21 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.leasehold.bag.Message;
+import org.leasehold.bag.MessageStream;
+import org.leasehold.bag.ReadRequest;
+import org.leasehold.bag.UnknownLogException;
 import org.leasehold.bag.StampedLease;
 import org.leasehold.connector.LeaseConnection;
 import org.leasehold.connector.LeaseOptions;
+import org.leasehold.connector.NoLeaseHeldException;
+import org.leasehold.lease.HolderId;
 import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.Lease;
+import org.leasehold.lease.LeaseBusyException;
 import org.leasehold.lease.LeaseKind;
 import org.leasehold.lease.LeaseLostException;
 import org.leasehold.lease.LeaseMode;
+import org.leasehold.lease.LeaseRequest;
 
 /**
  * The adapter's transaction paths, run for real: the Narayana transaction manager drives two-phase commit (with a
@@ -153,6 +161,130 @@ class AdapterTransactionTest {
             assertEquals(m.timestamp(), next.floor(), "released with the commit's timestamp as watermark");
         }
         assertTrue(fx.rm().recover(XAResource.TMSTARTRSCAN).length == 0, "no branch left in doubt");
+    }
+
+    /** Tries to take {@code name} at once for another holder: "busy", or "free" (then releases it). */
+    private String tryTake(String name) {
+        try {
+            org.leasehold.lease.LeaseService leases = fx.mcf.runtime().leases();
+            Lease l = leases.acquire(LeaseRequest.builder(new HolderId("other-server", "probe"), name)
+                    .waitFor(Duration.ZERO).build());
+            leases.release(l, null, null);
+            return "free";
+        } catch (LeaseBusyException e) {
+            return "busy";
+        } catch (Exception e) {
+            return e.toString();
+        }
+    }
+
+    /** A second resource, enlisted after ours, that looks at the lease while it commits (a slow database, say). */
+    private OtherResource databaseThatProbes(String name, List<String> seen) {
+        return new OtherResource() {
+            @Override
+            public void commit(Xid xid, boolean onePhase) {
+                super.commit(xid, onePhase);
+                try {
+                    seen.add("our branch " + (fx.rm().metrics().getCommits() + fx.rm().metrics().getReadOnlyBranches() > 0
+                            ? "ended" : "open") + ", lease " + tryTake(name));
+                } catch (jakarta.resource.ResourceException e) {
+                    seen.add(e.toString());
+                }
+            }
+        };
+    }
+
+    @Test
+    void leasesAreHeldUntilTheWholeTransactionCompletedNotOnlyOurBranch() throws Exception {
+        List<String> seen = new ArrayList<>();
+        fx.tm.begin();
+        try (LeaseConnection c = fx.connection()) {
+            c.acquire("stock/1");
+            c.append(bytes("reserve 1"));
+        }
+        fx.tm.getTransaction().enlistResource(databaseThatProbes("stock/1", seen));
+        fx.tm.commit();
+        assertEquals(List.of("our branch ended, lease busy"), seen,
+                "while the database's branch commits, the lease is still held, though our branch has committed");
+        Message m = fx.messages().get(0);
+        assertEquals("free", tryTake("stock/1"), "released once the transaction completed");
+        try (LeaseConnection c = fx.connection()) {
+            assertEquals(m.timestamp(), c.acquire("stock/1").floor(), "with the commit's timestamp as watermark");
+        }
+    }
+
+    @Test
+    void aTransactionThatWritesOnlyElsewhereHoldsItsLeasesUntilItCompletes() throws Exception {
+        List<String> seen = new ArrayList<>();
+        fx.tm.begin();
+        try (LeaseConnection c = fx.connection()) {
+            c.acquire("row/9"); // guards a database row; nothing is appended to the log
+        }
+        fx.tm.getTransaction().enlistResource(databaseThatProbes("row/9", seen));
+        fx.tm.commit();
+        assertEquals(List.of("our branch ended, lease busy"), seen);
+        assertEquals(1, fx.rm().metrics().getReadOnlyBranches());
+        assertEquals("free", tryTake("row/9"));
+        assertTrue(fx.messages().isEmpty());
+    }
+
+    @Test
+    void theFencingGenerationOfEveryHeldNameIsThere() throws Exception {
+        fx.tm.begin();
+        try (LeaseConnection c = fx.connection()) {
+            Lease lease = c.acquire("fence/a", "fence/b");
+            assertEquals(lease.grant("fence/a").generation(), c.generation("fence/a"));
+            assertEquals(lease.grant("fence/b").generation(), c.generation("fence/b"));
+            NoLeaseHeldException none = assertThrows(NoLeaseHeldException.class, () -> c.generation("fence/c"));
+            assertTrue(none.getMessage().contains("no lease on 'fence/c'"), none.getMessage());
+            c.append(bytes("fenced"));
+        }
+        fx.tm.commit();
+        try (LeaseConnection c = fx.connection()) {
+            long before = fx.messages().get(0).leases().get(0).generation();
+            c.acquire("fence/a");
+            assertTrue(c.generation("fence/a") > before, "the next holder's generation is higher");
+        }
+    }
+
+    @Test
+    void aNewLogReadsAsEmptyBeforeItsFirstAppend() throws Exception {
+        try (LeaseConnection c = fx.connection();
+                MessageStream s = c.read(ReadRequest.all("ledger"))) {
+            assertNull(s.next(), "the adapter's log exists from its start, empty");
+        }
+        try (LeaseConnection c = fx.connection()) {
+            UnknownLogException other = assertThrows(UnknownLogException.class,
+                    () -> c.read(ReadRequest.all("never-written")));
+            assertTrue(other.getMessage().contains("never-written"), other.getMessage());
+        }
+        fx.tm.begin();
+        try (LeaseConnection c = fx.connection()) {
+            c.acquire("first");
+            try (MessageStream s = c.read(ReadRequest.all("ledger"))) {
+                assertNull(s.next());
+            }
+            c.append(bytes("first entry"));
+        }
+        fx.tm.commit();
+        assertEquals(1, fx.messages().size());
+    }
+
+    @Test
+    void aSecondEmbeddedServerOnTheLogSaysWhoOwnsItAndUntilWhen() throws Exception {
+        try (LeaseConnection c = fx.connection()) {
+            c.acquire("owned");
+        }
+        Exception e = assertThrows(Exception.class, () -> {
+            AdapterFixture second = new AdapterFixture(fx.root, fx.time, mcf -> mcf.setWriterId("writer-b"));
+            try (LeaseConnection c = second.connection()) {
+                c.acquire("owned");
+            } finally {
+                second.close();
+            }
+        });
+        assertTrue(e.getMessage().contains("served by the embedded lease service of writer 'writer-a'")
+                && e.getMessage().contains("ownership lapses at"), e.getMessage());
     }
 
     @Test
@@ -305,7 +437,17 @@ class AdapterTransactionTest {
         }
         fx.tm.commit();
         fx.tm.resume(younger);
-        assertThrows(RollbackException.class, () -> fx.tm.commit(), "the younger one's prepare votes rollback");
+        RollbackException rolledBack = assertThrows(RollbackException.class, () -> fx.tm.commit(),
+                "the younger one rolls back");
+        StringBuilder reasons = new StringBuilder();
+        for (Throwable t = rolledBack; t != null; t = t.getCause()) {
+            reasons.append(t).append(" / ");
+            for (Throwable sup : t.getSuppressed()) {
+                reasons.append(sup).append(" / ");
+            }
+        }
+        assertTrue(reasons.toString().contains("was broken at") && reasons.toString().contains("older requester"),
+                "the application is told why: " + reasons);
         assertEquals(List.of("older"), fx.messages().stream().map(AdapterTransactionTest::text).toList());
     }
 
@@ -408,20 +550,116 @@ class AdapterTransactionTest {
     }
 
     @Test
-    void recoveryAfterACrashBetweenPrepareAndCommitRollsBackHeuristically() throws Exception {
+    void embeddedRecoveryAfterACrashBetweenPrepareAndCommitCommitsUnderTheSameLease() throws Exception {
         Xid x = xid(2);
         XAResource xa = branch(x, "crash", "prepared then crashed");
         assertEquals(XAResource.XA_OK, xa.prepare(x));
+        long generation = fx.rm().journalEntry(XidKey.of(x)).leases().get(0).generation();
         fx.restart();
-        fx.time.advance(Duration.ofSeconds(20));
-        LeaseholdManagedConnection mc = (LeaseholdManagedConnection) fx.mcf.createManagedConnection(null, null);
-        XAResource recovered = mc.getXAResource();
+        XAResource recovered = ((LeaseholdManagedConnection) fx.mcf.createManagedConnection(null, null))
+                .getXAResource();
+        // Held again from the start, renewed while the transaction manager takes its time, and nobody else's.
+        for (int i = 0; i < 10; i++) {
+            fx.time.advance(Duration.ofSeconds(2));
+            fx.context.drain();
+        }
+        LeaseBusyException busy = assertThrows(LeaseBusyException.class, () -> fx.mcf.runtime().leases().acquire(
+                LeaseRequest.builder(new HolderId("intruder", "t"), "crash").waitFor(Duration.ZERO).build()));
+        assertTrue(busy.getMessage().contains("crash"), busy.getMessage());
+        assertEquals(1, fx.rm().metrics().getPreparedBranches().length);
+        assertTrue(fx.rm().metrics().getPreparedBranches()[0].contains("held again"),
+                fx.rm().metrics().getPreparedBranches()[0]);
         assertArrayEquals(new Xid[] {x}, recovered.recover(XAResource.TMSTARTRSCAN | XAResource.TMENDRSCAN));
-        XAException e = assertThrows(XAException.class, () -> recovered.commit(x, false));
-        assertEquals(XAException.XA_HEURRB, e.errorCode);
+        recovered.commit(x, false);
+        List<Message> written = fx.messages();
+        assertEquals(List.of("prepared then crashed"), written.stream().map(AdapterTransactionTest::text).toList());
+        assertEquals(List.of(new StampedLease("crash", generation, null)), written.get(0).leases(),
+                "written under the generation the branch prepared with");
+        assertEquals(0, recovered.recover(XAResource.TMSTARTRSCAN).length, "decided");
+        assertEquals(0, fx.rm().metrics().getHeuristicRollbacks());
+        try (LeaseConnection c = fx.connection()) {
+            Lease next = c.acquire("crash");
+            assertEquals(written.get(0).timestamp(), next.floor(), "released with the frame's timestamp");
+            assertTrue(next.grant("crash").generation() > generation);
+        }
+    }
+
+    @Test
+    void embeddedRecoveryRollsBackAReinstatedBranchWhenTheTransactionManagerSaysSo() throws Exception {
+        Xid x = xid(5);
+        XAResource xa = branch(x, "undo", "never");
+        assertEquals(XAResource.XA_OK, xa.prepare(x));
+        fx.restart();
+        XAResource recovered = ((LeaseholdManagedConnection) fx.mcf.createManagedConnection(null, null))
+                .getXAResource();
+        assertEquals(1, fx.mcf.runtime().leases().inspect("undo", 10).get(0).holders().size(), "held again");
+        recovered.rollback(x);
         assertTrue(fx.messages().isEmpty());
-        recovered.forget(x);
         assertEquals(0, recovered.recover(XAResource.TMSTARTRSCAN).length);
+        assertEquals(List.of(), fx.mcf.runtime().leases().inspect("undo", 10).get(0).holders(),
+                "released at the rollback");
+    }
+
+    @Test
+    void afterTheInDoubtHoldRecoveryRollsBackHeuristicallyAndSaysSoOnce() throws Exception {
+        fx.close();
+        fx = new AdapterFixture("tx", mcf -> mcf.setInDoubtHoldMillis(20_000L));
+        Xid x = xid(6);
+        XAResource xa = branch(x, "late", "decided too late");
+        assertEquals(XAResource.XA_OK, xa.prepare(x));
+        fx.restart();
+        XAResource recovered = ((LeaseholdManagedConnection) fx.mcf.createManagedConnection(null, null))
+                .getXAResource();
+        for (int i = 0; i < 11; i++) {
+            fx.time.advance(Duration.ofSeconds(2));
+            fx.context.drain();
+        }
+        assertTrue(fx.rm().metrics().getPreparedBranches()[0].contains("leases gone"),
+                fx.rm().metrics().getPreparedBranches()[0]);
+        try (LeaseConnection c = fx.connection()) {
+            c.acquire("late"); // free again: the window has passed
+        }
+        List<String> logged = new ArrayList<>();
+        java.util.logging.Logger jul = java.util.logging.Logger.getLogger(ResourceManager.class.getName());
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                logged.add(r.getMessage());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        java.util.logging.Level level = jul.getLevel();
+        jul.setLevel(java.util.logging.Level.INFO);
+        jul.addHandler(capture);
+        try {
+            assertArrayEquals(new Xid[] {x}, recovered.recover(XAResource.TMSTARTRSCAN));
+            XAException e = assertThrows(XAException.class, () -> recovered.commit(x, false));
+            assertEquals(XAException.XA_HEURRB, e.errorCode);
+            assertTrue(fx.messages().isEmpty());
+            for (int pass = 0; pass < 3; pass++) {
+                assertArrayEquals(new Xid[] {x}, recovered.recover(XAResource.TMSTARTRSCAN), "reported until forgotten");
+            }
+            assertEquals(1, fx.rm().metrics().getHeuristicBranches().length);
+            assertTrue(fx.rm().metrics().getHeuristicBranches()[0].contains("heuristic rollback"),
+                    fx.rm().metrics().getHeuristicBranches()[0]);
+            recovered.forget(x);
+            assertEquals(0, recovered.recover(XAResource.TMSTARTRSCAN).length);
+            assertEquals(0, fx.rm().metrics().getHeuristicBranches().length);
+        } finally {
+            jul.removeHandler(capture);
+            jul.setLevel(level);
+        }
+        assertEquals(1, logged.stream().filter(m -> m.startsWith("LEASEHOLD-4211")).count(), logged.toString());
+        assertEquals(1, logged.stream().filter(m -> m.startsWith("LEASEHOLD-4202")).count(), logged.toString());
+        assertEquals(0, logged.stream().filter(m -> m.startsWith("LEASEHOLD-4204")).count(),
+                "the heuristic outcome is reported once, when it was decided, not at every recovery pass: " + logged);
     }
 
     /**

@@ -24,12 +24,20 @@ public interface AdapterMetricsMBean {
 
     long getPrepareP99Micros();
 
+    /** Commit calls on branches, whatever their outcome (the latency figures below are theirs). */
     long getCommits();
+
+    /** One-phase commits that wrote their frame: the adapter was the transaction's only resource. */
+    long getOnePhaseCommits();
+
+    /** Second-phase commits that wrote their frame (or, after a restart, found it written). */
+    long getTwoPhaseCommits();
 
     long getCommitP50Micros();
 
     long getCommitP99Micros();
 
+    /** Branches that wrote nothing to the log: read-only at prepare, or a one-phase commit with no message. */
     long getReadOnlyBranches();
 
     long getRollbacks();

@@ -23,7 +23,8 @@ public class InvalidLeaseRequestException extends LeaseException {
         METADATA_TOO_LONG,
         WATERMARK_ON_TENTATIVE,
         WRONG_SERVICE,
-        NULL_ARGUMENT
+        NULL_ARGUMENT,
+        NOT_FULL
     }
 
     private final Reason reason;

@@ -95,6 +95,25 @@ public interface LeaseService extends AutoCloseable {
      */
     boolean check(String name, long generation);
 
+    /**
+     * Keeps a full lease held while its holder may be unable to renew it, until {@code until} at the latest: the lease
+     * of a transaction branch that prepared, which the holder's recovery must still find its own after the holder's
+     * process restarted, so that it can write what the transaction manager decides to commit. Meanwhile the service
+     * renews the lease itself (its deadline stays within the maximum lease of now, so every rule about deadlines holds
+     * as for a renewed lease) and nobody else is granted its names; the holder renews, releases or holds it again as
+     * usual, and a restarted holder with the same identity (and principal) takes it back by renewing the lease value
+     * it recorded. The hold ends at {@code until} (clamped to the service's maximum in-doubt hold), when the lease is
+     * released, or when it ends otherwise; {@code inspect} shows it ({@link HolderStatus#inDoubtUntil()}).
+     *
+     * @return the lease as held now
+     * @throws InvalidLeaseRequestException {@code until} is not after now, or the lease is tentative
+     * @throws LeaseExpiredException        the lease already ended
+     * @throws UnsupportedOperationException this service cannot hold leases in doubt
+     */
+    default Lease holdInDoubt(Lease lease, Instant until) throws LeaseException {
+        throw new UnsupportedOperationException("the lease service " + serviceId() + " cannot hold a lease in doubt");
+    }
+
     /** The admin view: every name starting with {@code prefix} (empty for all), at most {@code limit} of them. */
     List<NameStatus> inspect(String prefix, int limit);
 

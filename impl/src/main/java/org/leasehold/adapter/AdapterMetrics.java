@@ -27,6 +27,8 @@ public final class AdapterMetrics implements AdapterMetricsMBean {
     private final LongAdder acquireFailures = new LongAdder();
     private final LongAdder prepares = new LongAdder();
     private final LongAdder commits = new LongAdder();
+    private final LongAdder onePhaseCommits = new LongAdder();
+    private final LongAdder twoPhaseCommits = new LongAdder();
     private final LongAdder readOnly = new LongAdder();
     private final LongAdder rollbacks = new LongAdder();
     private final LongAdder heuristicRollbacks = new LongAdder();
@@ -88,6 +90,16 @@ public final class AdapterMetrics implements AdapterMetricsMBean {
     void committed(long nanos) {
         commits.increment();
         commit.recordValue(Math.max(0, nanos / 1_000));
+    }
+
+    /** A one-phase commit that wrote the unit's frame. */
+    void onePhaseCommitted() {
+        onePhaseCommits.increment();
+    }
+
+    /** A second-phase commit that wrote the branch's frame (or found it written, after a restart). */
+    void twoPhaseCommitted() {
+        twoPhaseCommits.increment();
     }
 
     void readOnly() {
@@ -176,6 +188,16 @@ public final class AdapterMetrics implements AdapterMetricsMBean {
     @Override
     public long getCommits() {
         return commits.sum();
+    }
+
+    @Override
+    public long getOnePhaseCommits() {
+        return onePhaseCommits.sum();
+    }
+
+    @Override
+    public long getTwoPhaseCommits() {
+        return twoPhaseCommits.sum();
     }
 
     @Override

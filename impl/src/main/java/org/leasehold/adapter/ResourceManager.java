@@ -467,6 +467,7 @@ final class ResourceManager {
                 heuristicRollback(u, "the bag store refused the commit's write: " + e.getMessage());
             }
             outcome(xid, PrepareJournal.Type.COMMITTED);
+            metrics.twoPhaseCommitted();
             finish(u);
         } finally {
             metrics.committed(System.nanoTime() - t0);
@@ -488,6 +489,7 @@ final class ResourceManager {
                 throw xa(XAException.XA_RBROLLBACK, "one-phase commit of " + u + " rolled back: " + readOnly);
             }
             endWithoutWriting(u);
+            metrics.readOnly();
             return;
         }
         String problem = upgradeAll(u);
@@ -509,6 +511,7 @@ final class ResourceManager {
             throw xa(XAException.XA_RBROLLBACK, "one-phase commit of " + u + " rolled back: the bag store refused the "
                     + "write: " + e.getMessage());
         }
+        metrics.onePhaseCommitted();
         finish(u);
     }
 
@@ -833,6 +836,7 @@ final class ResourceManager {
         }
         if (alreadyWritten(e)) {
             outcome(xid, PrepareJournal.Type.COMMITTED);
+            metrics.twoPhaseCommitted();
             LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4003 recovered branch {0} had written its messages before "
                     + "the restart: committed once", xid);
             return;

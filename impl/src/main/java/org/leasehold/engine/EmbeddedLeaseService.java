@@ -54,6 +54,11 @@ import org.leasehold.time.TimeSource;
  */
 public final class EmbeddedLeaseService implements LeaseService {
     private static final System.Logger LOG = System.getLogger(EmbeddedLeaseService.class.getName());
+    /**
+     * The longest a lease is held in doubt ({@link #holdInDoubt}): no more than a holder could keep it by renewing,
+     * and long enough for any server's restart and its transaction manager's recovery.
+     */
+    public static final Duration MAX_IN_DOUBT_HOLD = Duration.ofDays(1);
 
     private final EngineConfig config;
     private final TimeSource time;
@@ -1037,6 +1042,64 @@ public final class EmbeddedLeaseService implements LeaseService {
         }
     }
 
+    @Override
+    public Lease holdInDoubt(Lease lease, Instant until) throws LeaseException {
+        if (until == null) {
+            throw new InvalidLeaseRequestException(Reason.NULL_ARGUMENT, "holding a lease in doubt needs an end");
+        }
+        int[] ls = shardsOf(lease);
+        lockAll(ls);
+        try {
+            long now = time.nowMicros();
+            ensureOpen();
+            ensureUnfenced(now);
+            Holding h = find(lease, now);
+            if (h.kind != LeaseKind.FULL) {
+                throw new InvalidLeaseRequestException(Reason.NOT_FULL, lease.describe() + " is tentative: only a full "
+                        + "lease (one that may be written under) is held in doubt; upgrade it first");
+            }
+            long end = Micros.of(until);
+            if (end <= now) {
+                throw new InvalidLeaseRequestException(Reason.DEADLINE_IN_PAST, "the end of the hold " + until
+                        + " is not after the service's time " + Micros.toInstant(now) + ": ask for a later one");
+            }
+            boolean scheduled = h.heldUntil > now;
+            h.heldUntil = Math.min(end, Micros.plus(now, Micros.of(MAX_IN_DOUBT_HOLD)));
+            if (!scheduled) {
+                scheduleKeep(h, ls);
+            }
+            return h.lease;
+        } finally {
+            unlockAll(ls);
+        }
+    }
+
+    /** Renews a held-in-doubt lease when half its time is left, as its holder would. */
+    private void scheduleKeep(Holding h, int[] ls) {
+        time.schedule(Math.max(h.grantedAt, h.deadline - maxLease / 2), () -> keepInDoubt(h, ls));
+    }
+
+    private void keepInDoubt(Holding h, int[] ls) {
+        lockAll(ls);
+        try {
+            long now = time.nowMicros();
+            if (closed || now >= fence || h.status() != Holding.ACTIVE || h.deadline <= now || h.heldUntil <= now) {
+                return; // released, ended, fenced, or the hold is over: the lease ends at its deadline
+            }
+            long d = Math.min(Micros.plus(now, maxLease), h.heldUntil);
+            if (d > h.deadline) {
+                h.deadline = d;
+                h.lease = new Lease(h.holder, h.mode, h.kind, h.lease.grantedAt(), Micros.toInstant(d),
+                        h.lease.grants());
+            }
+            if (h.heldUntil > h.deadline) {
+                scheduleKeep(h, ls);
+            }
+        } finally {
+            unlockAll(ls);
+        }
+    }
+
     private long newDeadline(Holding h, Instant deadline, long now) throws InvalidLeaseRequestException {
         long requested = Micros.of(deadline);
         if (requested <= now) {
@@ -1166,8 +1229,10 @@ public final class EmbeddedLeaseService implements LeaseService {
         List<HolderStatus> holders = new ArrayList<>();
         for (Holding h : st.holders) {
             int i = h.indexOf(st.name);
+            long held = h.heldUntil;
             holders.add(new HolderStatus(h.holder, h.mode, h.kind, h.generations[i], h.ids[i],
-                    Micros.toInstant(h.grantedAt), Micros.toInstant(h.deadline)));
+                    Micros.toInstant(h.grantedAt), Micros.toInstant(h.deadline),
+                    held > now ? Micros.toInstant(held) : null));
         }
         List<WaiterStatus> waiters = new ArrayList<>();
         for (Waiter w : st.waiters) {

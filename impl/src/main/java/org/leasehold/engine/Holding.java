@@ -49,6 +49,8 @@ final class Holding {
     volatile long endedAt;
     /** For a re-taken full lease: the watermark the service assumes for it. */
     volatile long impliedWatermark = Long.MIN_VALUE;
+    /** While the service keeps this lease alive for a holder that may be unable to (micros), else MIN_VALUE. */
+    volatile long heldUntil = Long.MIN_VALUE;
     /** The lease value last handed out, returned again by an idempotent upgrade. */
     volatile Lease lease;
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -15,9 +16,17 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.leasehold.lease.CorrelationId;
 import org.leasehold.lease.Ending;
 import org.leasehold.lease.HolderId;
+import org.leasehold.lease.HolderStatus;
+import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.Lease;
+import org.leasehold.lease.LeaseBusyException;
+import org.leasehold.lease.LeaseExpiredException;
+import org.leasehold.lease.LeaseGrant;
+import org.leasehold.lease.LeaseKind;
+import org.leasehold.lease.LeaseMode;
 import org.leasehold.lease.LeaseRequest;
 import org.leasehold.lease.LeaseServiceUnavailableException;
 import org.leasehold.time.ManualTimeSource;
@@ -54,6 +63,87 @@ class EmbeddedEngineTest {
         assertTrue(again.grant("idle/1").generation() > a.grant("idle/1").generation());
         assertFalse(again.floor().isBefore(wm), "the floor of a forgotten name covers its last watermark");
         assertEquals(Ending.UNKNOWN, again.grant("idle/1").predecessor().ending());
+    }
+
+    @Test
+    void aReinstatedLeaseKeepsItsGenerationsAndFloorsAndHoldsOffOthersBeforeTheQuietPeriodEnds() throws Exception {
+        Lease before = engine.acquire(LeaseRequest.builder(A, "r/1", "r/2").build());
+        engine.close();
+        time.advance(Duration.ofSeconds(30));
+        engine = new EmbeddedLeaseService(EngineConfig.defaults().withIdleRetention(Duration.ofMinutes(1)), time);
+        Lease again = engine.reinstate(before);
+        assertEquals(before.grants(), again.grants(), "same generations, correlation ids and floors");
+        assertEquals(time.now().plus(engine.config().maxLeaseDuration()), again.deadline());
+        assertTrue(engine.check("r/1", before.grant("r/1").generation()), "a current full holder");
+        time.advance(Duration.ofSeconds(5));
+        Lease renewed = engine.renew(again, time.now().plusSeconds(10), null);
+        time.advance(engine.config().effectiveQuietPeriod().minusSeconds(5));
+        assertThrows(LeaseBusyException.class, () -> engine.acquire(LeaseRequest.builder(B, "r/2")
+                .waitFor(Duration.ZERO).build()), "after the quiet period, still held: it was renewed");
+        Instant wm = renewed.deadline().minusSeconds(1);
+        engine.release(renewed, wm, "log=x");
+        Lease next = engine.acquire(LeaseRequest.builder(B, "r/2").build());
+        assertEquals(wm, next.floor(), "the reinstated holder's watermark is the next floor");
+        assertTrue(next.grant("r/2").generation() > before.grant("r/2").generation());
+    }
+
+    @Test
+    void reinstatingOverAConflictingHolderIsRefusedAndChangesNothing() throws Exception {
+        Lease held = engine.acquire(LeaseRequest.builder(B, "r/x").build());
+        Lease earlier = new Lease(A, LeaseMode.EXCLUSIVE, LeaseKind.FULL, time.now(), time.now().plusSeconds(5),
+                List.of(new LeaseGrant("r/x", 7, new CorrelationId(1, 2), time.now(), time.now(), null)));
+        LeaseBusyException e = assertThrows(LeaseBusyException.class, () -> engine.reinstate(earlier));
+        assertTrue(e.getMessage().contains("cannot be reinstated"), e.getMessage());
+        assertEquals(List.of(held.grant("r/x").generation()), engine.inspect("r/x", 1).get(0).holders().stream()
+                .map(HolderStatus::generation).toList());
+        Lease tentative = new Lease(A, LeaseMode.EXCLUSIVE, LeaseKind.TENTATIVE, time.now(), time.now().plusSeconds(5),
+                earlier.grants());
+        assertThrows(IllegalArgumentException.class, () -> engine.reinstate(tentative));
+    }
+
+    @Test
+    void aLeaseHeldInDoubtOutlivesItsHoldersSilenceUntilTheHoldEnds() throws Exception {
+        Lease lease = engine.acquire(LeaseRequest.builder(A, "doubt").build());
+        Instant until = time.now().plusSeconds(60);
+        assertEquals(lease, engine.holdInDoubt(lease, until), "the holder's view does not change");
+        assertEquals(until, engine.inspect("doubt", 1).get(0).holders().get(0).inDoubtUntil());
+        for (int i = 0; i < 11; i++) {
+            time.advance(Duration.ofSeconds(5)); // nobody renews: the service does
+            assertThrows(LeaseBusyException.class, () -> engine.acquire(LeaseRequest.builder(B, "doubt")
+                    .waitFor(Duration.ZERO).build()));
+            assertFalse(engine.inspect("doubt", 1).get(0).holders().get(0).deadline()
+                    .isAfter(time.now().plus(engine.config().maxLeaseDuration())), "never beyond a maximum lease ahead");
+        }
+        // The holder, restarted, takes it back with the value it recorded, and ends it.
+        Lease back = engine.renew(lease, time.now().plusSeconds(10), null);
+        engine.release(back, back.deadline().minusSeconds(1), null);
+        engine.acquire(LeaseRequest.builder(B, "doubt").waitFor(Duration.ZERO).build());
+    }
+
+    @Test
+    void aLeaseHeldInDoubtEndsAtItsDeadlineAfterTheHold() throws Exception {
+        Lease lease = engine.acquire(LeaseRequest.builder(A, "gone").build());
+        Instant until = time.now().plusSeconds(30);
+        engine.holdInDoubt(lease, until);
+        time.advance(Duration.ofSeconds(29));
+        Instant last = engine.inspect("gone", 1).get(0).holders().get(0).deadline();
+        assertEquals(until, last, "renewed up to the hold's end, not beyond");
+        time.advance(Duration.ofSeconds(2));
+        Lease next = engine.acquire(LeaseRequest.builder(B, "gone").waitFor(Duration.ZERO).build());
+        assertEquals(last, next.floor(), "an unrelinquished expiry: the floor is its deadline");
+        assertEquals(last.plus(engine.config().grace()), next.writableFrom());
+        assertThrows(LeaseExpiredException.class, () -> engine.renew(lease, time.now().plusSeconds(5), null));
+    }
+
+    @Test
+    void onlyAFullLeaseIsHeldInDoubt() throws Exception {
+        Lease tentative = engine.acquire(LeaseRequest.builder(A, "t").tentative().build());
+        InvalidLeaseRequestException e = assertThrows(InvalidLeaseRequestException.class,
+                () -> engine.holdInDoubt(tentative, time.now().plusSeconds(30)));
+        assertEquals(InvalidLeaseRequestException.Reason.NOT_FULL, e.reason());
+        Lease full = engine.upgrade(tentative, null);
+        assertEquals(InvalidLeaseRequestException.Reason.DEADLINE_IN_PAST, assertThrows(
+                InvalidLeaseRequestException.class, () -> engine.holdInDoubt(full, time.now())).reason());
     }
 
     @Test

@@ -302,15 +302,26 @@ public final class LedgerRunner implements Callable<Integer> {
                 h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0, h.getMaxValue() / 1000.0);
 
         JsonNode stats = json.readTree(get(http, base + "/stats"));
-        out.printf("Adapter: %d lease acquisitions (wait p50 %d us, p99 %d us, max %d us), %d prepares, %d commits "
-                + "(p99 %d us), %d read-only, %d rollbacks, %d heuristic, %d messages written, %d renewals%n",
-                stats.path("Acquires").asLong(), stats.path("AcquireWaitP50Micros").asLong(),
-                stats.path("AcquireWaitP99Micros").asLong(), stats.path("AcquireWaitMaxMicros").asLong(),
-                stats.path("Prepares").asLong(), stats.path("Commits").asLong(), stats.path("CommitP99Micros").asLong(),
-                stats.path("ReadOnlyBranches").asLong(), stats.path("Rollbacks").asLong(),
+        long onePhase = stats.path("OnePhaseCommits").asLong();
+        long twoPhase = stats.path("TwoPhaseCommits").asLong();
+        long written = stats.path("MessagesWritten").asLong();
+        long readOnly = stats.path("ReadOnlyBranches").asLong();
+        out.printf("Adapter: %d lease acquisitions (wait p50 %.2f ms, p99 %.2f ms, max %.2f ms); %d commits that "
+                + "wrote (%d one-phase, %d two-phase; commit p99 %.2f ms), %d read-only, %d rollbacks, %d heuristic; "
+                + "%d messages written; %d renewals%n",
+                stats.path("Acquires").asLong(), ms(stats.path("AcquireWaitP50Micros")),
+                ms(stats.path("AcquireWaitP99Micros")), ms(stats.path("AcquireWaitMaxMicros")), onePhase + twoPhase,
+                onePhase, twoPhase, ms(stats.path("CommitP99Micros")), readOnly, stats.path("Rollbacks").asLong(),
                 stats.path("HeuristicRollbacks").asLong() + stats.path("HeuristicCommits").asLong()
                         + stats.path("HeuristicHazards").asLong(),
-                stats.path("MessagesWritten").asLong(), stats.path("Renewals").asLong());
+                written, stats.path("Renewals").asLong());
+        // Every committed transfer and the opening of the accounts wrote one frame; declined transfers and those that
+        // gave up waiting committed a transaction that wrote nothing.
+        boolean reconciled = onePhase + twoPhase == done.get() + 1 && written == done.get() + accounts;
+        out.printf("Reconciled: %d commits that wrote = %d transfers + 1 opening; %d messages = %d transfers + %d "
+                + "opening entries; %d read-only = %d declined + %d that gave up waiting: %s%n", onePhase + twoPhase,
+                done.get(), written, done.get(), accounts, readOnly, declined.get(), busy.get(),
+                reconciled && readOnly == declined.get() + busy.get() ? "OK" : "they do NOT add up");
 
         String metrics = get(http, server.baseUri() + "/metrics");
         String published = metrics.lines().filter(l -> l.startsWith("leasehold_commits")).findFirst()
@@ -320,7 +331,8 @@ public final class LedgerRunner implements Callable<Integer> {
         JsonNode check = json.readTree(get(http, base + "/check"));
         long expected = (long) accounts * openingBalance;
         boolean ok = check.path("ok").asBoolean() && check.path("total").asLong() == expected
-                && check.path("messages").asLong() == accounts + done.get() && failed.get() == 0 && done.get() > 0;
+                && check.path("messages").asLong() == accounts + done.get() && failed.get() == 0 && done.get() > 0
+                && reconciled;
         out.printf("Log: %d messages (%d in buckets not sealed yet); balances rebuilt from the log add up to %d "
                 + "(opened %d)%n", check.path("messages").asLong(), check.path("tentativeMessages").asLong(),
                 check.path("total").asLong(), expected);
@@ -331,8 +343,14 @@ public final class LedgerRunner implements Callable<Integer> {
         }
         out.println("Check FAILED: " + check.path("problems") + (check.path("messages").asLong() != accounts + done.get()
                 ? " (the log holds " + check.path("messages").asLong() + " messages, expected " + (accounts + done.get())
-                        + ")" : "") + (done.get() == 0 ? " (no transfer committed)" : ""));
+                        + ")" : "") + (done.get() == 0 ? " (no transfer committed)" : "")
+                + (reconciled ? "" : " (the adapter's commits and messages do not match the transfers)"));
         return 1;
+    }
+
+    /** A figure the adapter gives in microseconds, in milliseconds. */
+    private static double ms(JsonNode micros) {
+        return micros.asLong() / 1000.0;
     }
 
     private static String get(HttpClient http, String uri) throws IOException, InterruptedException {

@@ -393,9 +393,31 @@ final class ResourceManager {
             }
             u.preparedAt(at);
             u.state(UnitOfWork.State.PREPARED);
+            if (!config.embedded()) {
+                holdInDoubt(u);
+            }
             return XAResource.XA_OK;
         } finally {
             metrics.prepared(System.nanoTime() - t0);
+        }
+    }
+
+    /**
+     * Remote mode: asks the lease service to keep the prepared branch's leases held for {@code InDoubtHoldMillis}, even
+     * if this server stops renewing them (it crashed before the commit), so that the restarted server's recovery can
+     * take them back and commit. A refusal does not fail the prepare: only a crash before the commit would then end in
+     * a heuristic rollback, as it did before.
+     */
+    private void holdInDoubt(UnitOfWork u) {
+        Instant until = time.now().plus(config.inDoubtHold());
+        for (Lease l : u.leases()) {
+            try {
+                u.replace(l, leases.holdInDoubt(l, until));
+            } catch (LeaseException | UnsupportedOperationException e) {
+                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4214 the lease service did not hold {0} in doubt for "
+                        + "prepared {1}: {2}; should this server stop before the commit, the branch ends in a heuristic "
+                        + "rollback", l.describe(), u, e.getMessage());
+            }
         }
     }
 
@@ -771,16 +793,11 @@ final class ResourceManager {
                         + "log ({1}); its leases are not held again", e.xid(), ex.getMessage());
                 continue;
             }
-            PrepareJournal.Holding held = e.holding();
-            HolderId holder = held != null ? held.holder() : HolderId.transaction(process, e.xid().toString());
-            UnitOfWork u = new UnitOfWork(e.xid(), holder, e.preparedAt(), true);
+            List<Lease> recorded = recordedLeases(e);
+            UnitOfWork u = new UnitOfWork(e.xid(), recorded.get(0).holder(), e.preparedAt(), true);
             try {
-                for (int i = 0; i < e.leases().size(); i++) {
-                    LeaseStamp s = e.leases().get(i);
-                    LeaseMode mode = held != null ? held.modes().get(i) : LeaseMode.EXCLUSIVE;
-                    CorrelationId id = held != null ? held.ids().get(i) : CorrelationId.NONE;
-                    u.add(engine.reinstate(new Lease(holder, mode, LeaseKind.FULL, e.preparedAt(), s.deadline(),
-                            List.of(new LeaseGrant(s.name(), s.generation(), id, s.floor(), s.writableFrom(), null)))));
+                for (Lease l : recorded) {
+                    u.add(engine.reinstate(l));
                 }
             } catch (LeaseException | RuntimeException ex) {
                 releaseAll(u, null);
@@ -841,13 +858,79 @@ final class ResourceManager {
                     + "the restart: committed once", xid);
             return;
         }
+        StringBuilder gone = new StringBuilder();
+        UnitOfWork u = takeBack(e, gone);
+        if (u != null) {
+            try {
+                write(u);
+                outcome(xid, PrepareJournal.Type.COMMITTED);
+                metrics.twoPhaseCommitted();
+                LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4012 recovered branch {0} took its leases back from the "
+                        + "lease service, which held them in doubt, and committed", xid);
+                return;
+            } catch (WriteOutcomeUnknownException ex) {
+                outcome(xid, PrepareJournal.Type.HEURISTIC_ROLLBACK);
+                metrics.heuristicHazard();
+                abandon(u);
+                throw xa(XAException.XA_HEURHAZ, "commit of recovered branch " + xid + " may or may not have written "
+                        + "its messages: " + ex.getMessage());
+            } catch (LeaseholdException ex) {
+                abandon(u);
+                gone.append("the bag store refused the write: ").append(ex.getMessage());
+            }
+        }
         outcome(xid, PrepareJournal.Type.HEURISTIC_ROLLBACK);
         reported.add(xid + " " + PrepareJournal.Type.HEURISTIC_ROLLBACK);
         metrics.heuristicRollback();
         LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4202 heuristic rollback of recovered branch {0}: its leases "
-                + "ended with the restart, so its {1} message(s) were not written", xid, e.payloads().size());
+                + "ended with the restart ({1}), so its {2} message(s) were not written", xid, gone,
+                e.payloads().size());
         throw xa(XAException.XA_HEURRB, "heuristic rollback of recovered branch " + xid + ": its leases ended with "
-                + "the restart, so its messages were not written");
+                + "the restart (" + gone + "), so its messages were not written");
+    }
+
+    /** The leases a journal entry recorded, as values the lease service knows them by (same holder and generations). */
+    private List<Lease> recordedLeases(PrepareJournal.Entry e) {
+        PrepareJournal.Holding held = e.holding();
+        HolderId holder = held != null ? held.holder() : HolderId.transaction(process, e.xid().toString());
+        List<Lease> out = new ArrayList<>(e.leases().size());
+        for (int i = 0; i < e.leases().size(); i++) {
+            LeaseStamp s = e.leases().get(i);
+            LeaseMode mode = held != null ? held.modes().get(i) : LeaseMode.EXCLUSIVE;
+            CorrelationId id = held != null ? held.ids().get(i) : CorrelationId.NONE;
+            out.add(new Lease(holder, mode, LeaseKind.FULL, e.preparedAt(), s.deadline(),
+                    List.of(new LeaseGrant(s.name(), s.generation(), id, s.floor(), s.writableFrom(), null))));
+        }
+        return out;
+    }
+
+    /**
+     * Takes back, by renewing them, the leases a prepared branch of an earlier run recorded, which the lease service
+     * may still hold for it (in doubt); a unit ready to write, or null (with the reason in {@code gone}) when any of
+     * them is gone, after releasing those it took.
+     */
+    private UnitOfWork takeBack(PrepareJournal.Entry e, StringBuilder gone) {
+        List<Lease> recorded = recordedLeases(e);
+        if (recorded.isEmpty()) {
+            gone.append("the branch recorded no lease");
+            return null;
+        }
+        UnitOfWork u = new UnitOfWork(e.xid(), recorded.get(0).holder(), e.preparedAt(), true);
+        for (Lease l : recorded) {
+            try {
+                u.add(leases.renew(l, time.now().plus(config.maxLease()), null));
+            } catch (LeaseException | RuntimeException ex) {
+                gone.append(ex.getMessage());
+                releaseAll(u, null);
+                return null;
+            }
+        }
+        for (byte[] p : e.payloads()) {
+            u.buffer(p);
+        }
+        u.preparedAt(e.preparedAt());
+        u.state(UnitOfWork.State.PREPARED);
+        return u;
     }
 
     private void rollbackRecovered(XidKey xid) throws XAException {
@@ -862,6 +945,16 @@ final class ResourceManager {
             LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4205 rollback of recovered branch {0}, but its messages were "
                     + "written before the restart: heuristic commit", xid);
             throw xa(XAException.XA_HEURCOM, "branch " + xid + " had written its messages before the restart");
+        }
+        if (e.state() == PrepareJournal.Type.PREPARED) {
+            // Leases the lease service still holds for the branch (in doubt) are free for others at once.
+            for (Lease l : recordedLeases(e)) {
+                try {
+                    leases.release(l, null, null);
+                } catch (LeaseException | RuntimeException ex) {
+                    // Gone already: nothing to free.
+                }
+            }
         }
         outcome(xid, PrepareJournal.Type.ROLLED_BACK);
     }

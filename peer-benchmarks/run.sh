@@ -169,8 +169,9 @@ pg_started=1
   -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $WORK/pg -c max_connections=200" start >/dev/null
 
 log "starting the leasehold lease server"
-# No quiet period: a fresh server that never granted anything has no earlier leases to outlast.
-java -jar "$SERVER_JAR" --listen 127.0.0.1:0 --socket-listen 127.0.0.1:0 --http-listen none --port-file "$WORK/leasehold.ports" --quiet-period 0s \
+# No quiet period and no time mark: a fresh server that never granted anything has no earlier leases to outlast, and
+# nothing it grants outlives the run.
+java -jar "$SERVER_JAR" --listen 127.0.0.1:0 --socket-listen 127.0.0.1:0 --http-listen none --port-file "$WORK/leasehold.ports" --quiet-period 0s --no-state-dir \
   --socket-spin-wait "$spin_wait" \
   >"$WORK/leasehold.log" 2>&1 &
 pids+=($!)

@@ -1,7 +1,9 @@
 package org.leasehold.adapter;
 
 import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Executor;
@@ -14,7 +16,10 @@ import org.leasehold.remote.RemoteClientConfig;
 import org.leasehold.remote.RemoteLeaseService;
 import org.leasehold.store.BagStoreConfig;
 import org.leasehold.store.FileBagStore;
+import org.leasehold.store.TimeMarkFiles;
 import org.leasehold.store.fs.NfsSafeFiles;
+import org.leasehold.time.ManualTimeSource;
+import org.leasehold.time.Micros;
 import org.leasehold.time.TimeSource;
 
 /**
@@ -29,17 +34,19 @@ final class LeaseholdRuntime implements AutoCloseable {
     private final FileBagStore store;
     private final LeaseService leases;
     private final EmbeddedOwnership ownership;
+    private final TimeMarkFiles mark;
     private final PrepareJournal journal;
     private final AdapterMetrics metrics;
     private final SessionEvents events;
     private final ResourceManager rm;
 
     private LeaseholdRuntime(AdapterConfig config, FileBagStore store, LeaseService leases, EmbeddedOwnership ownership,
-            PrepareJournal journal, AdapterMetrics metrics, SessionEvents events, ResourceManager rm) {
+            TimeMarkFiles mark, PrepareJournal journal, AdapterMetrics metrics, SessionEvents events, ResourceManager rm) {
         this.config = config;
         this.store = store;
         this.leases = leases;
         this.ownership = ownership;
+        this.mark = mark;
         this.journal = journal;
         this.metrics = metrics;
         this.events = events;
@@ -74,6 +81,7 @@ final class LeaseholdRuntime implements AutoCloseable {
         }
         NfsSafeFiles fs = new NfsSafeFiles();
         EmbeddedOwnership ownership = null;
+        TimeMarkFiles mark = null;
         LeaseService leases = null;
         EmbeddedLeaseService engine = null;
         PrepareJournal journal;
@@ -81,12 +89,19 @@ final class LeaseholdRuntime implements AutoCloseable {
             if (config.embedded()) {
                 ownership = EmbeddedOwnership.claim(fs, config.bagStoreRoot(), config.log(), store.writerId(),
                         config.ownerTtl(), config.maxLease(), config.grace(), config.maxClockError(), time);
-                Duration quiet = Duration.between(time.now(), ownership.grantableFrom());
+                mark = timeMark(fs, config, time);
+                // The engine grants from max(now, the mark's horizon) + its quiet period: from when the previous
+                // owner's leases are over, and not before its clock has passed the mark.
+                Instant base = time.now();
+                if (mark.previous() != null && Micros.toInstant(mark.previous().horizon()).isAfter(base)) {
+                    base = Micros.toInstant(mark.previous().horizon());
+                }
+                Duration quiet = Duration.between(base, ownership.grantableFrom());
                 engine = new EmbeddedLeaseService(EngineConfig.defaults()
                         .withServiceId("embedded/" + store.writerId() + "/" + config.log())
                         .withMaxLeaseDuration(config.maxLease()).withGrace(config.grace())
                         .withClockErrorBound(config.maxClockError())
-                        .withQuietPeriod(quiet.isNegative() ? Duration.ZERO : quiet), time);
+                        .withQuietPeriod(quiet.isNegative() ? Duration.ZERO : quiet), time, mark);
                 ownership.start(engine::fenceAt);
                 leases = engine;
             } else {
@@ -99,6 +114,9 @@ final class LeaseholdRuntime implements AutoCloseable {
             }
             if (leases != null) {
                 leases.close();
+            }
+            if (mark != null) {
+                mark.close();
             }
             store.close();
             if (e instanceof RuntimeStartException rse) {
@@ -121,7 +139,18 @@ final class LeaseholdRuntime implements AutoCloseable {
         metrics.branches(rm::preparedBranches, rm::heuristicBranches);
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4004 adapter runtime started: log {0} at {1}, writer {2}, lease "
                 + "service {3}", config.log(), config.bagStoreRoot(), store.writerId(), leases.serviceId());
-        return new LeaseholdRuntime(config, store, leases, ownership, journal, metrics, events, rm);
+        return new LeaseholdRuntime(config, store, leases, ownership, mark, journal, metrics, events, rm);
+    }
+
+    /**
+     * The embedded engine's time mark, {@code <root>/.leasehold/time-mark/<log>/}: the log's owners record there,
+     * one after the other, so that a later owner's generations and floors start above an earlier one's.
+     */
+    private static TimeMarkFiles timeMark(NfsSafeFiles fs, AdapterConfig config, TimeSource time) throws IOException {
+        Path marks = config.bagStoreRoot().resolve(".leasehold").resolve("time-mark");
+        fs.createDirectory(marks);
+        // On a manual clock (tests) the mark is recorded on the thread that moves time, so that tests are exact.
+        return TimeMarkFiles.open(fs, marks.resolve(config.log()), !(time instanceof ManualTimeSource));
     }
 
     /** A client of the lease servers named in {@code LeaseService}, with the {@code RemoteOptions}. */
@@ -174,6 +203,9 @@ final class LeaseholdRuntime implements AutoCloseable {
             ownership.close();
         }
         leases.close();
+        if (mark != null) {
+            mark.close();
+        }
         journal.close();
         store.close();
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4005 adapter runtime stopped: log {0} at {1}", config.log(),

@@ -1,5 +1,6 @@
 package org.leasehold.engine;
 
+import java.io.IOException;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
@@ -14,6 +15,7 @@ import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.locks.ReentrantLock;
 
 import org.leasehold.lease.CorrelationId;
@@ -38,6 +40,7 @@ import org.leasehold.lease.NameStatus;
 import org.leasehold.lease.StaleLeaseException;
 import org.leasehold.lease.WaiterStatus;
 import org.leasehold.time.Micros;
+import org.leasehold.time.TimeMark;
 import org.leasehold.time.TimeSource;
 
 /**
@@ -48,9 +51,25 @@ import org.leasehold.time.TimeSource;
  * from the injected {@link TimeSource}: expiry is judged against it on every access, and timers on it wake waiters
  * when a blocking holder's deadline passes, so nothing polls.
  *
- * <p>Nothing is persisted. After a restart the engine grants nothing for its quiet period, and generations start
- * from the start time ({@code startMillis << 20}), above every generation an earlier incarnation can have issued
- * unless it granted one name more than a million times per millisecond of its life.
+ * <p><b>Restarts.</b> Without a {@link TimeMark} nothing is persisted: after a start the engine grants nothing for
+ * its quiet period, and its time base {@code B} is its start time. With one, it records every
+ * {@value #MARK_INTERVAL_SECONDS} s a horizon {@code H = max(now, B) + }{@value #MARK_AHEAD_SECONDS} s and a bound
+ * {@code H + maxLease}, and grants, renews and upgrades nothing at or after the horizon of its last durable record, so
+ * the record is always above the time part of every generation and above every deadline and floor it granted. The
+ * next incarnation takes {@code B = max(start, H)}: it grants from {@code B + quietPeriod}, new names start with the
+ * floor {@code max(B + min(quietPeriod, maxLease), min(bound, B + quietPeriod))}, and generations from {@code B}. A
+ * clock that stepped back across the restart therefore delays the first grant; it never takes a generation or a floor
+ * back.
+ *
+ * <p><b>Generations.</b> A name's first generation is {@code max(base, forgotten) + offset(name) + 1}: {@code base =
+ * (B in ms) << 20}; {@code forgotten} is the highest generation its stripe forgot (0 if none); {@code offset} is in
+ * [0, 2^19), a SipHash-2-4 of the name under a key drawn at random at each start, so one name's generation says
+ * nothing of another's. Each grant adds 1. Per name they strictly increase: within a life by the counter; after the
+ * name is forgotten because its stripe's bound is at least its last generation; across a restart because the next
+ * base is above every generation of this life: a generation is at most {@code base + 2^19 + g + f}, where {@code g}
+ * counts the grants of the life (fewer than 2^20 per ms of it: a grant takes far longer than a nanosecond) and
+ * {@code f < 2^19} per sweep that forgot names (sweeps are at least 1 s apart), so its time part ({@code gen >> 20})
+ * stays below the clock of its last grant plus 1 ms, below the horizon, and below the next {@code B}.
  */
 public final class EmbeddedLeaseService implements LeaseService {
     private static final System.Logger LOG = System.getLogger(EmbeddedLeaseService.class.getName());
@@ -59,6 +78,14 @@ public final class EmbeddedLeaseService implements LeaseService {
      * and long enough for any server's restart and its transaction manager's recovery.
      */
     public static final Duration MAX_IN_DOUBT_HOLD = Duration.ofDays(1);
+    /** How often the time mark is recorded. */
+    public static final long MARK_INTERVAL_SECONDS = 2;
+    /** How far ahead of the clock (or of the time base) each record puts the horizon. */
+    public static final long MARK_AHEAD_SECONDS = 6;
+    private static final long MARK_INTERVAL = MARK_INTERVAL_SECONDS * 1_000_000L;
+    private static final long MARK_AHEAD = MARK_AHEAD_SECONDS * 1_000_000L;
+    /** Offsets of first generations are below this: half of a millisecond's 2^20 generations. */
+    static final long OFFSET_RANGE = 1L << 19;
 
     private final EngineConfig config;
     private final TimeSource time;
@@ -71,6 +98,16 @@ public final class EmbeddedLeaseService implements LeaseService {
     private final Instant availableFromInstant;
     private final long generationBase;
     private final long initialFloor;
+    /** The time base B: the start, or the horizon an earlier incarnation recorded if that is later. */
+    private final long timeBase;
+    private final GenerationOffsets offsets;
+    private final TimeMark mark;
+    private final TimeMark.Recorded previousMark;
+    /** No grant, renewal or upgrade at or after this (micros): the horizon of the last durable time mark. */
+    private volatile long horizon;
+    private long recordedBound = Long.MIN_VALUE;
+    private volatile String markFailure;
+    private volatile TimeSource.Timer markTimer;
     private final long maxLease;
     private final long grace;
     private final long clockError;
@@ -81,12 +118,26 @@ public final class EmbeddedLeaseService implements LeaseService {
     private volatile long fence = Long.MAX_VALUE;
     private volatile String fenceReason = "";
 
-    /** Starts an engine with {@code config} on {@code time}; it grants from {@code now + quiet period}. */
+    /**
+     * Starts an engine with {@code config} on {@code time} that persists nothing; it grants from {@code now + quiet
+     * period}.
+     */
     public EmbeddedLeaseService(EngineConfig config, TimeSource time) {
+        this(config, time, null);
+    }
+
+    /**
+     * Starts an engine with {@code config} on {@code time} that records its time mark in {@code mark} (null: none).
+     * It grants from {@code max(now, previous horizon) + quiet period}, and only while its last record's horizon is
+     * ahead of the clock. The caller closes {@code mark} after the engine.
+     */
+    public EmbeddedLeaseService(EngineConfig config, TimeSource time, TimeMark mark) {
         this.config = config.validate();
         this.time = time;
+        this.mark = mark;
         SecureRandom random = new SecureRandom();
         this.idHigh = random.nextLong();
+        this.offsets = new GenerationOffsets(random.nextLong(), random.nextLong());
         this.serviceId = config.serviceId() != null ? config.serviceId()
                 : "embedded-" + Long.toHexString(idHigh & 0xffff_ffffL);
         this.shards = new Shard[config.shards()];
@@ -100,17 +151,115 @@ public final class EmbeddedLeaseService implements LeaseService {
         this.idleRetention = Micros.of(config.idleRetention());
         long quiet = Micros.of(config.effectiveQuietPeriod());
         this.startedAt = time.nowMicros();
-        this.availableFrom = Micros.plus(startedAt, quiet);
+        this.previousMark = mark == null ? null : mark.previous();
+        this.timeBase = previousMark == null ? startedAt : Math.max(startedAt, previousMark.horizon());
+        this.availableFrom = Micros.plus(timeBase, quiet);
         this.availableFromInstant = Micros.toInstant(availableFrom);
-        this.generationBase = Math.max(0, Math.floorDiv(startedAt, 1_000L)) << 20;
-        // Every lease an earlier incarnation granted had a deadline (so a watermark) below its crash time plus the
-        // maximum lease; the crash was before this start. With a quiet period shorter than that, the operator chose
-        // to trust that no earlier incarnation was granting.
-        this.initialFloor = startedAt + Math.min(quiet, maxLease);
+        this.generationBase = Math.max(0, Math.floorDiv(timeBase, 1_000L)) << 20;
+        // Every lease an earlier incarnation granted had a deadline (so a watermark) below its last grant plus the
+        // maximum lease; that was before this start, or before the horizon it recorded. With a quiet period shorter
+        // than that, the operator chose to trust that no earlier incarnation was granting. The recorded bound is
+        // above every floor and deadline it granted: new floors start there (never later than the first grant).
+        long floor = Micros.plus(timeBase, Math.min(quiet, maxLease));
+        if (previousMark != null) {
+            floor = Math.max(floor, Math.min(previousMark.bound(), availableFrom));
+        }
+        this.initialFloor = floor;
         this.sweeper = time.schedule(Micros.plus(startedAt, idleRetention), this::sweep);
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-1001 lease service {0} started: quiet period until {1} "
                 + "(max lease {2}, grace {3}, {4} shards)", serviceId, availableFromInstant, config.maxLeaseDuration(),
                 config.grace(), shards.length);
+        if (previousMark != null && previousMark.writtenAt() > startedAt) {
+            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-1010 lease service {0}: the clock ({1}) is {2} behind the "
+                    + "time mark its last incarnation recorded at {3} (horizon {4}): it grants nothing until {5}, and "
+                    + "its generations and floors start above the mark. Check the clock (NTP) of this machine",
+                    serviceId, Micros.toInstant(startedAt), Duration.ofNanos((previousMark.writtenAt() - startedAt) * 1_000L),
+                    Micros.toInstant(previousMark.writtenAt()), Micros.toInstant(previousMark.horizon()),
+                    availableFromInstant);
+        }
+        if (mark == null) {
+            this.horizon = Long.MAX_VALUE;
+        } else {
+            this.horizon = Long.MIN_VALUE;
+            recordMark();
+        }
+    }
+
+    /**
+     * Records the time mark (on the mark's executor) and schedules the next record; a failed record keeps the horizon
+     * of the last durable one, so the engine stops granting when the clock reaches it.
+     */
+    private void recordMark() {
+        if (closed) {
+            return;
+        }
+        long now = time.nowMicros();
+        long h = Micros.plus(Math.max(now, timeBase), MARK_AHEAD);
+        long last = horizon;
+        if (last != Long.MIN_VALUE && last > h) {
+            h = last;
+        }
+        long bound = Math.max(Micros.plus(h, maxLease), recordedBound);
+        if (previousMark != null) {
+            bound = Math.max(bound, previousMark.bound());
+        }
+        try {
+            mark.record(new TimeMark.Recorded(h, bound, now));
+            recordedBound = bound;
+            horizon = h;
+            if (markFailure != null) {
+                LOG.log(System.Logger.Level.INFO, "LEASEHOLD-1013 lease service {0} records its time mark again "
+                        + "(horizon {1})", serviceId, Micros.toInstant(h));
+            }
+            markFailure = null;
+        } catch (IOException | RuntimeException e) {
+            markFailure = e.toString();
+            LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-1011 lease service {0} could not record its time mark: {1}; "
+                    + "it grants, renews and upgrades nothing from {2} until a record succeeds (retried every {3} s)",
+                    serviceId, e.toString(), last == Long.MIN_VALUE ? "now" : Micros.toInstant(last),
+                    MARK_INTERVAL_SECONDS);
+        }
+        if (!closed) {
+            markTimer = time.schedule(Micros.plus(now, MARK_INTERVAL), () -> {
+                try {
+                    mark.executor().execute(this::recordMark);
+                } catch (RejectedExecutionException e) {
+                    // The mark was closed with the engine.
+                }
+            });
+        }
+    }
+
+    /**
+     * How far the clock is behind the time mark the last incarnation recorded (zero without a mark, or once the clock
+     * has caught up): a clock that stepped back across a restart.
+     */
+    public Duration clockBehind() {
+        if (previousMark == null) {
+            return Duration.ZERO;
+        }
+        long behind = previousMark.writtenAt() - time.nowMicros();
+        return behind <= 0 ? Duration.ZERO : Duration.ofNanos(behind * 1_000L);
+    }
+
+    /**
+     * The horizon of the last durable time mark: nothing is granted, renewed or upgraded at or after it (null without
+     * a mark, and {@link Instant#MIN} before the first record succeeds).
+     */
+    public Instant markHorizon() {
+        long h = horizon;
+        return mark == null ? null : h == Long.MIN_VALUE ? Instant.MIN : Micros.toInstant(h);
+    }
+
+    /** Why the last record of the time mark failed, or null if it succeeded (or there is no mark). */
+    public String markFailure() {
+        return markFailure;
+    }
+
+    /** True if the engine would grant now: past its quiet period, before its fence and its time mark's horizon. */
+    public boolean granting() {
+        long now = time.nowMicros();
+        return !closed && now >= availableFrom && now < fence && now < horizon;
     }
 
     /**
@@ -157,6 +306,7 @@ public final class EmbeddedLeaseService implements LeaseService {
         try {
             ensureOpen();
             long now = time.nowMicros();
+            ensureUnfenced(now); // owned, and below the time mark's horizon: the new deadline is within its bound
             NameState[] states = new NameState[names.length];
             for (int i = 0; i < names.length; i++) {
                 states[i] = stateOf(names[i], now);
@@ -287,7 +437,7 @@ public final class EmbeddedLeaseService implements LeaseService {
         s.lock.lock();
         try {
             long now = time.nowMicros();
-            if (closed || now < availableFrom || now >= fence) {
+            if (closed || now < availableFrom || now >= fence || now >= horizon) {
                 return null;
             }
             long deadline;
@@ -509,7 +659,7 @@ public final class EmbeddedLeaseService implements LeaseService {
         try {
             long now = time.nowMicros();
             if (reason != null && !closed) {
-                if (now >= fence) {
+                if (now >= fence || now >= horizon) {
                     failure = fenced(now);
                 } else if (now < availableFrom) {
                     failure = unavailable(now);
@@ -608,7 +758,7 @@ public final class EmbeddedLeaseService implements LeaseService {
                 return new Outcome(null, null, null);
             }
             long now = time.nowMicros();
-            if (now < availableFrom || closed || now >= fence) {
+            if (now < availableFrom || closed || now >= fence || now >= horizon) {
                 return null;
             }
             NameState[] states = states(w, now);
@@ -1083,8 +1233,14 @@ public final class EmbeddedLeaseService implements LeaseService {
         lockAll(ls);
         try {
             long now = time.nowMicros();
-            if (closed || now >= fence || h.status() != Holding.ACTIVE || h.deadline <= now || h.heldUntil <= now) {
-                return; // released, ended, fenced, or the hold is over: the lease ends at its deadline
+            if (closed || h.status() != Holding.ACTIVE || h.deadline <= now || h.heldUntil <= now) {
+                return; // released, ended, or the hold is over: the lease ends at its deadline
+            }
+            if (now >= fence || now >= horizon) {
+                // Renewing nothing now, as for a holder: try again soon, and the lease ends at its deadline if the
+                // engine does not grant again before.
+                time.schedule(Micros.plus(now, Math.max(1_000L, maxLease / 10)), () -> keepInDoubt(h, ls));
+                return;
             }
             long d = Math.min(Micros.plus(now, maxLease), h.heldUntil);
             if (d > h.deadline) {
@@ -1301,6 +1457,10 @@ public final class EmbeddedLeaseService implements LeaseService {
         }
         closed = true;
         sweeper.cancel();
+        TimeSource.Timer m = markTimer;
+        if (m != null) {
+            m.cancel();
+        }
         List<Waiter> waiting = new ArrayList<>();
         for (Shard s : shards) {
             s.lock.lock();
@@ -1340,21 +1500,31 @@ public final class EmbeddedLeaseService implements LeaseService {
     }
 
     private void ensureUnfenced(long now) throws LeaseServiceUnavailableException {
-        if (now >= fence) {
+        if (now >= fence || now >= horizon) {
             throw fenced(now);
         }
     }
 
     private LeaseServiceUnavailableException fenced(long now) {
+        if (now < fence) {
+            long h = horizon;
+            return new LeaseServiceUnavailableException(null, "the lease service " + serviceId + " grants, renews and "
+                    + "upgrades nothing " + (h == Long.MIN_VALUE ? "yet" : "since " + Micros.toInstant(h))
+                    + ": it could not record its time mark, which must stay ahead of everything it grants ("
+                    + (markFailure == null ? "the record is late" : markFailure) + "); retry shortly, and see the log "
+                    + "of the service");
+        }
         return new LeaseServiceUnavailableException(null, "the lease service " + serviceId + " grants, renews and "
                 + "upgrades nothing since " + Micros.toInstant(fence) + ": " + fenceReason);
     }
 
     private LeaseServiceUnavailableException unavailable(long now) {
+        String behind = timeBase > startedAt ? " (counted from " + Micros.toInstant(timeBase) + ", the time mark its "
+                + "last incarnation recorded, which is ahead of its clock)" : "";
         return new LeaseServiceUnavailableException(availableFromInstant, "the lease service " + serviceId
                 + " started at " + Micros.toInstant(startedAt) + " and grants nothing until " + availableFromInstant
-                + " (its quiet period, so that every lease an earlier incarnation granted is over); it is now "
-                + Micros.toInstant(now) + ": retry then, or wait longer");
+                + " (its quiet period" + behind + ", so that every lease an earlier incarnation granted is over); it is "
+                + "now " + Micros.toInstant(now) + ": retry then, or wait longer");
     }
 
     private LeaseBusyException busy(Waiter w, Verdict v, long now, boolean waited) {
@@ -1402,7 +1572,7 @@ public final class EmbeddedLeaseService implements LeaseService {
         Shard s = shardOf(name);
         NameState st = s.names.get(name);
         if (st == null) {
-            long gen = Math.max(generationBase, s.forgottenGeneration);
+            long gen = Math.max(generationBase, s.forgottenGeneration) + offsets.offset(name);
             long floor = Math.max(initialFloor, s.forgottenFloor);
             st = new NameState(name, gen, floor, now);
             s.names.put(name, st);

@@ -1,29 +1,94 @@
 package org.leasehold.server;
 
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Instant;
+import java.util.concurrent.Executor;
 
 import org.leasehold.engine.EmbeddedLeaseService;
 import org.leasehold.engine.EngineConfig;
+import org.leasehold.store.TimeMarkFiles;
+import org.leasehold.store.fs.NfsSafeFiles;
 import org.leasehold.time.ManualTimeSource;
+import org.leasehold.time.Micros;
 import org.leasehold.time.SystemTimeSource;
+import org.leasehold.time.TimeMark;
 import org.leasehold.time.TimeSource;
 
 /**
- * The engine the server serves and the clock it runs on. In production that is one engine on the system clock for
- * the server's life. With a test clock, tests may replace the engine (a fresh service with new settings, or a
- * restart on the same clock); nothing else ever does.
+ * The engine the server serves, the clock it runs on and the time mark it keeps in the state directory. In
+ * production that is one engine on the system clock for the server's life. With a test clock, tests may replace the
+ * engine (a fresh service with new settings, or a restart on the same clock); nothing else ever does.
+ *
+ * <p>The state directory is the server's alone while it runs: it holds a lock on {@code <dir>/lock} (released by the
+ * operating system when the process ends), and its time mark is in {@code <dir>/time-mark/}.
  */
 final class EngineHolder {
+    private static final System.Logger LOG = System.getLogger(EngineHolder.class.getName());
+
     private final boolean testClock;
+    private final Path stateDir;
+    private final FileChannel lockFile;
+    private final TimeMarkFiles mark;
     private volatile TimeSource time;
     private volatile EmbeddedLeaseService engine;
     private volatile EngineConfig config;
 
-    EngineHolder(EngineConfig config, Instant testClockStart) {
+    /**
+     * Takes the state directory (null: none) and starts the engine.
+     *
+     * @throws IOException the state directory cannot be created, locked or read; the message says what to do
+     */
+    EngineHolder(EngineConfig config, Instant testClockStart, Path stateDir) throws IOException {
         this.testClock = testClockStart != null;
-        this.time = testClock ? new ManualTimeSource(testClockStart) : new SystemTimeSource("leasehold-engine-timer");
+        this.stateDir = stateDir == null ? null : stateDir.toAbsolutePath();
         this.config = config;
-        this.engine = new EmbeddedLeaseService(config, time);
+        FileChannel lock = null;
+        TimeMarkFiles m = null;
+        if (stateDir != null) {
+            try {
+                Files.createDirectories(this.stateDir);
+                lock = FileChannel.open(this.stateDir.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            } catch (IOException e) {
+                throw new IOException("the state directory " + this.stateDir + " cannot be used (" + e + "): give a "
+                        + "writable local directory with --state-dir, or --no-state-dir to keep no time mark", e);
+            }
+            try {
+                FileLock held;
+                try {
+                    held = lock.tryLock();
+                } catch (OverlappingFileLockException e) {
+                    held = null;
+                }
+                if (held == null) {
+                    throw new IOException("another lease server uses the state directory " + this.stateDir + " (it "
+                            + "holds " + this.stateDir.resolve("lock") + "): give each server its own --state-dir");
+                }
+                m = TimeMarkFiles.open(new NfsSafeFiles(), this.stateDir.resolve("time-mark"), !testClock);
+            } catch (IOException e) {
+                lock.close();
+                throw e;
+            }
+        } else {
+            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-2020 this lease server keeps no state directory "
+                    + "(--no-state-dir): if its clock steps back across a restart, the generations and floors it grants "
+                    + "go back with it. Give --state-dir unless the clock cannot step back");
+        }
+        this.lockFile = lock;
+        this.mark = m;
+        this.time = testClock ? new ManualTimeSource(testClockStart) : new SystemTimeSource("leasehold-engine-timer");
+        this.engine = new EmbeddedLeaseService(config, time, mark);
+        if (mark != null) {
+            TimeMark.Recorded p = mark.previous();
+            LOG.log(System.Logger.Level.INFO, "LEASEHOLD-2021 state directory {0}: {1}", this.stateDir, p == null
+                    ? "no earlier time mark (a first start)" : "the last time mark, recorded at "
+                            + Micros.toInstant(p.writtenAt()) + ", has horizon " + Micros.toInstant(p.horizon()));
+        }
     }
 
     EmbeddedLeaseService engine() {
@@ -46,7 +111,16 @@ final class EngineHolder {
         return config;
     }
 
-    /** Test clock only: a new engine with {@code newConfig}; the clock restarts at {@code start} unless null. */
+    /** The state directory, or null if the server keeps none. */
+    Path stateDir() {
+        return stateDir;
+    }
+
+    /**
+     * Test clock only: a new engine with {@code newConfig}; the clock restarts at {@code start} unless null. The new
+     * engine goes on recording the time mark but does not wait for the earlier engine's (a test's clock may restart
+     * anywhere): it is a fresh service, not a restart.
+     */
     synchronized void reset(EngineConfig newConfig, Instant start) {
         if (!testClock) {
             throw new IllegalStateException("only a server on a test clock can be reset");
@@ -56,14 +130,42 @@ final class EngineHolder {
             time = new ManualTimeSource(start);
         }
         config = newConfig;
-        engine = new EmbeddedLeaseService(newConfig, time);
+        engine = new EmbeddedLeaseService(newConfig, time, mark == null ? null : new FreshStart(mark));
         old.close();
+    }
+
+    /** A time mark that records into {@code mark} but reports no earlier record. */
+    private record FreshStart(TimeMark mark) implements TimeMark {
+        @Override
+        public Recorded previous() {
+            return null;
+        }
+
+        @Override
+        public void record(Recorded r) throws IOException {
+            mark.record(r);
+        }
+
+        @Override
+        public Executor executor() {
+            return mark.executor();
+        }
     }
 
     void close() {
         engine.close();
         if (time instanceof SystemTimeSource s) {
             s.close();
+        }
+        if (mark != null) {
+            mark.close();
+        }
+        if (lockFile != null) {
+            try {
+                lockFile.close();
+            } catch (IOException e) {
+                // The lock goes with the process anyway.
+            }
         }
     }
 }

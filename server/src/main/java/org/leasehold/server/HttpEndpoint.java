@@ -15,8 +15,9 @@ import com.sun.net.httpserver.HttpServer;
 
 /**
  * The operator's HTTP endpoint: {@code /metrics} (Prometheus text format), {@code /health} (liveness: 200 while the
- * process serves) and {@code /ready} (readiness: 200 once the quiet period is over, 503 before it and while shutting
- * down). Health answers are JSON.
+ * process serves) and {@code /ready} (readiness: 200 while the engine grants; 503 during its quiet period, while its
+ * clock is behind the time mark, while the time mark cannot be recorded, and while shutting down). Health answers are
+ * JSON.
  */
 final class HttpEndpoint implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -17,6 +17,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 
+import org.leasehold.engine.EmbeddedLeaseService;
 import org.leasehold.remote.Protocol;
 import org.leasehold.time.Micros;
 
@@ -42,7 +43,8 @@ public final class LeaseServer implements AutoCloseable {
         this.config = config.validate();
         Credentials tokens = config.tokens() != null ? Credentials.read(config.tokens()) : null;
         AccessControl acl = config.acl() != null ? AccessControl.read(config.acl()) : AccessControl.allowAll();
-        this.holder = new EngineHolder(config.engine(), config.testClock());
+        this.holder = new EngineHolder(config.engine(), config.testClock(), config.stateDir());
+        metrics.clockBehind(() -> holder.engine().clockBehind().toNanos() / 1e9);
         this.service = new LeaseholdService(holder, acl, metrics, config.maxWaiters(), config.maxWaitersPerConnection());
         CallGate gate = new CallGate(tokens, config.tlsClientCa() != null, metrics);
         NettyServerBuilder b = NettyServerBuilder.forAddress(config.listen())
@@ -66,7 +68,7 @@ public final class LeaseServer implements AutoCloseable {
             }
             b.sslContext(ssl.build());
         }
-        this.grpc = b.build().start();
+        this.grpc = startGrpc(b);
         boolean ok = false;
         HttpEndpoint h = null;
         try {
@@ -102,6 +104,15 @@ public final class LeaseServer implements AutoCloseable {
                 config.tlsCert() != null ? ", TLS" : "", config.tlsClientCa() != null ? ", client certificates" : "",
                 tokens != null ? ", " + tokens.size() + " token(s)" : "", http != null ? "127.0.0.1:" + http.port()
                         : "(off)", socket != null ? socket.address() : "(off)", holder.engine().availableFrom());
+    }
+
+    private Server startGrpc(NettyServerBuilder b) throws IOException {
+        try {
+            return b.build().start();
+        } catch (IOException | RuntimeException e) {
+            holder.close();
+            throw e;
+        }
     }
 
     /** Starts a server with {@code config}; it is listening when this returns. */
@@ -186,6 +197,18 @@ public final class LeaseServer implements AutoCloseable {
             m.put("serverTime", Micros.toInstant(now).toString());
             m.put("availableFrom", Micros.toInstant(available).toString());
             m.put("quietPeriod", quiet);
+            EmbeddedLeaseService engine = holder.engine();
+            m.put("clockBehindSeconds", engine.clockBehind().toNanos() / 1e9);
+            m.put("stateDir", holder.stateDir() == null ? "(none)" : holder.stateDir().toString());
+            Instant horizon = engine.markHorizon();
+            if (horizon != null) {
+                m.put("timeMarkHorizon", horizon.toString());
+            }
+            String failure = engine.markFailure();
+            if (failure != null) {
+                m.put("timeMarkFailure", failure);
+            }
+            m.put("granting", engine.granting());
             m.put("stopping", stopping);
             m.put("waitingAcquisitions", service.waitingNow());
             m.put("testClock", holder.testClock());
@@ -194,7 +217,7 @@ public final class LeaseServer implements AutoCloseable {
 
         @Override
         public boolean ready() {
-            return !stopping && holder.time().nowMicros() >= Micros.of(holder.engine().availableFrom());
+            return !stopping && holder.engine().granting();
         }
     }
 }

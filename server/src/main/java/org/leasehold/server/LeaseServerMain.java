@@ -32,14 +32,17 @@ import picocli.CommandLine.Option;
 @Command(name = "leasehold-server", mixinStandardHelpOptions = true, version = "Leasehold lease server 0.1.0",
         sortOptions = false, usageHelpWidth = 110,
         description = {"Runs one Leasehold lease server: in-memory, strict, short leases over gRPC (Leasehold protocol "
-                + "v1). Nothing is persisted: after a start it grants nothing for its quiet period (max lease + grace by "
-                + "default), so that every lease an earlier incarnation granted is over.",
+                + "v1). Leases are not persisted: after a start it grants nothing for its quiet period (max lease + grace "
+                + "by default), so that every lease an earlier incarnation granted is over. Only a time mark is kept "
+                + "(--state-dir), so that generations and floors never go back, even if the clock steps back.",
             "", "Every option may also be set as environment variable LEASEHOLD_<OPTION> (dashes as underscores, e.g. "
                 + "LEASEHOLD_MAX_LEASE=5s) or in the --config properties file (e.g. max-lease=5s). Durations: 500ms, 5s, "
                 + "2m, 1h or ISO-8601 (PT5S).", ""},
         footer = {"", "Token file: one '<principal> <token>' per line. ACL file: one '<principal|*> <name|prefix*|*> "
                 + "<lease,check,inspect|all>' per line. See docs/SERVER.md."})
 public final class LeaseServerMain implements Callable<Integer> {
+    /** The state directory when neither {@code --state-dir} nor {@code --no-state-dir} is given. */
+    static final String DEFAULT_STATE_DIR = "leasehold-state";
 
     @Option(names = "--config", paramLabel = "FILE", description = "Properties file with option defaults.")
     Path configFile;
@@ -100,6 +103,18 @@ public final class LeaseServerMain implements Callable<Integer> {
             description = "Grant nothing for this long after the start. Default: max lease + grace (the safe value; "
                     + "shorter only if no earlier incarnation can have granted anything).")
     String quietPeriod;
+
+    @Option(names = "--state-dir", paramLabel = "DIR",
+            description = "Where the server keeps its time mark: a bound, recorded every 2 s, above every generation, "
+                    + "floor and deadline it granted. A start whose clock is behind the mark grants nothing until the "
+                    + "clock passes it (plus the quiet period). Created if missing; local disk; one server per directory. "
+                    + "Default: leasehold-state under the working directory.")
+    Path stateDir;
+
+    @Option(names = "--no-state-dir",
+            description = "Keep no time mark (a warning is logged): if the clock steps back across a restart, "
+                    + "generations and floors go back with it. Only where the clock cannot step back.")
+    boolean noStateDir;
 
     @Option(names = "--stripes", paramLabel = "N", defaultValue = "64",
             description = "Lock stripes of the engine (internal sharding), a power of two up to 256. "
@@ -208,9 +223,14 @@ public final class LeaseServerMain implements Callable<Integer> {
                 : new ServerConfig.SocketSettings(ServerConfig.address("--socket-listen", socketListen),
                         socketMaxConnections, RemoteClientConfig.duration("--socket-write-timeout", socketWriteTimeout),
                         RemoteClientConfig.duration("--socket-spin-wait", socketSpinWait));
+        if (noStateDir && stateDir != null) {
+            throw new IllegalArgumentException("--state-dir " + stateDir + " and --no-state-dir contradict each other: "
+                    + "give one of them");
+        }
+        Path state = noStateDir ? null : stateDir != null ? stateDir : Path.of(DEFAULT_STATE_DIR);
         return new ServerConfig(ServerConfig.address("--listen", listen), http, portFile, engine, maxWaiters,
                 maxWaitersPerConnection, maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl,
-                clock, exitWhenStdinCloses, drain, insecure, socket).validate();
+                clock, exitWhenStdinCloses, drain, insecure, socket, state).validate();
     }
 
     @Override

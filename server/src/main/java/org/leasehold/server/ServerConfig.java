@@ -32,11 +32,14 @@ import org.leasehold.remote.SpinWait;
  * @param drainTimeout             how long a graceful shutdown waits for calls in flight
  * @param insecure                 allow listening beyond loopback without TLS and authentication
  * @param socket                   the socket transport's settings, or null for none (gRPC only)
+ * @param stateDir                 where the server keeps its time mark (created if missing; one server per
+ *                                 directory), or null to keep none (generations and floors may then go back if the
+ *                                 clock steps back across a restart)
  */
 public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListen, Path portFile, EngineConfig engine,
         int maxWaiters, int maxWaitersPerConnection, int maxCallsPerConnection, int maxMessageBytes, Path tlsCert,
         Path tlsKey, Path tlsClientCa, Path tokens, Path acl, Instant testClock, boolean exitWhenStdinCloses,
-        Duration drainTimeout, boolean insecure, SocketSettings socket) {
+        Duration drainTimeout, boolean insecure, SocketSettings socket, Path stateDir) {
 
     /**
      * The socket transport ({@link SocketTransport}).
@@ -55,10 +58,14 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
         }
     }
 
-    /** Defaults for tests and embedding: loopback, any free port, no metrics endpoint, no security. */
+    /**
+     * Defaults for tests and embedding: loopback, any free port, no metrics endpoint, no security, no state directory
+     * (give one with {@link #withStateDir}).
+     */
     public static ServerConfig loopback(EngineConfig engine) {
         return new ServerConfig(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), null, null, engine, 100_000,
-                10_000, 10_000, 1 << 20, null, null, null, null, null, null, false, Duration.ofSeconds(5), false, null);
+                10_000, 10_000, 1 << 20, null, null, null, null, null, null, false, Duration.ofSeconds(5), false, null,
+                null);
     }
 
     /** Checks the settings together; the message says what to change. */
@@ -138,42 +145,48 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
     public ServerConfig withEngine(EngineConfig e) {
         return new ServerConfig(listen, httpListen, portFile, e, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
-                exitWhenStdinCloses, drainTimeout, insecure, socket);
+                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir);
     }
 
     public ServerConfig withTestClock(Instant start) {
         return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, start,
-                exitWhenStdinCloses, drainTimeout, insecure, socket);
+                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir);
     }
 
     public ServerConfig withHttpListen(InetSocketAddress a) {
         return new ServerConfig(listen, a, portFile, engine, maxWaiters, maxWaitersPerConnection, maxCallsPerConnection,
                 maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock, exitWhenStdinCloses, drainTimeout,
-                insecure, socket);
+                insecure, socket, stateDir);
     }
 
     public ServerConfig withSecurity(Path cert, Path key, Path clientCa, Path tokenFile, Path aclFile) {
         return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, cert, key, clientCa, tokenFile, aclFile, testClock,
-                exitWhenStdinCloses, drainTimeout, insecure, socket);
+                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir);
     }
 
     public ServerConfig withLimits(int waiters, int waitersPerConnection, int callsPerConnection, int messageBytes) {
         return new ServerConfig(listen, httpListen, portFile, engine, waiters, waitersPerConnection, callsPerConnection,
                 messageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock, exitWhenStdinCloses, drainTimeout,
-                insecure, socket);
+                insecure, socket, stateDir);
     }
 
     public ServerConfig withSocket(SocketSettings s) {
         return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
-                exitWhenStdinCloses, drainTimeout, insecure, s);
+                exitWhenStdinCloses, drainTimeout, insecure, s, stateDir);
+    }
+
+    public ServerConfig withStateDir(Path dir) {
+        return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
+                maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
+                exitWhenStdinCloses, drainTimeout, insecure, socket, dir);
     }
 
     public ServerConfig withListen(InetSocketAddress a) {
         return new ServerConfig(a, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
-                exitWhenStdinCloses, drainTimeout, insecure, socket);
+                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir);
     }
 }

@@ -4,11 +4,13 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.DoubleSupplier;
 
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -53,6 +55,17 @@ final class ServerMetrics {
     /** The data points of {@link #ops} and {@link #latency} by label, looked up without allocating on every call. */
     private final Map<String, Map<String, CounterDataPoint>> opCounts = new ConcurrentHashMap<>();
     private final Map<String, DistributionDataPoint> opLatencies = new ConcurrentHashMap<>();
+
+    /**
+     * Registers {@code leasehold_clock_behind_seconds}, read from {@code seconds} at each scrape: how far the clock is
+     * behind the time mark the server's last incarnation recorded (0 once it has caught up).
+     */
+    void clockBehind(DoubleSupplier seconds) {
+        GaugeWithCallback.builder().name("leasehold_clock_behind_seconds")
+                .help("How far the clock is behind the time mark of the server's last incarnation (a clock that "
+                        + "stepped back across a restart); grants wait until it has passed the mark, then 0")
+                .callback(cb -> cb.call(seconds.getAsDouble())).register(registry);
+    }
 
     /** Counts one answered operation and its latency. */
     void answered(String op, String outcome, double seconds) {

@@ -17,11 +17,13 @@ import java.util.regex.Pattern;
 /**
  * A lease server in its own JVM, started from the test class path, on 127.0.0.1 with ports chosen by the OS (read
  * back from its ready line). It exits by itself when the test JVM goes away (its standard input closes); its log
- * goes to {@code target/server-logs/}.
+ * goes to {@code target/server-logs/}, and unless the arguments say otherwise its state directory is a fresh one under
+ * {@code target/server-state/}.
  */
 final class ServerProcess implements AutoCloseable {
     private static final Pattern READY = Pattern.compile("LEASEHOLD-2000 ready grpc=(\\S+) http=(-?\\d+)");
     static final Path LOGS = Path.of("target", "server-logs");
+    static final Path STATE = Path.of("target", "server-state");
     /** How long a start may take: JVM start-up on a machine shared with other builds can be slow. */
     private static final int READY_SECONDS = 120;
 
@@ -48,9 +50,14 @@ final class ServerProcess implements AutoCloseable {
         cmd.add(LeaseServerMain.class.getName());
         boolean listen = false;
         boolean http = false;
+        boolean state = false;
         for (String a : args) {
             listen |= a.startsWith("--listen");
             http |= a.startsWith("--http-listen");
+            state |= a.startsWith("--state-dir") || a.equals("--no-state-dir");
+        }
+        if (!state) {
+            cmd.add("--state-dir=" + freshStateDir(name));
         }
         if (!listen) {
             cmd.add("--listen=127.0.0.1:0");
@@ -91,6 +98,11 @@ final class ServerProcess implements AutoCloseable {
             p.destroyForcibly();
             throw new TimeoutException("the server did not get ready in " + READY_SECONDS + " s; see " + log + "\n" + tail(log));
         }
+    }
+
+    /** A state directory under {@code target/} that no other server has used. */
+    static Path freshStateDir(String name) {
+        return STATE.resolve(name + "-" + System.nanoTime());
     }
 
     /** {@code java} with the test class path, lean on memory, and {@code jvmArgs}. */

@@ -4,11 +4,13 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.IntSupplier;
 
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -31,8 +33,10 @@ final class ServerMetrics {
     final Histogram waits = Histogram.builder().name("leasehold_acquire_wait_seconds")
             .help("How long acquisitions that had to wait waited, by outcome").labelNames("outcome")
             .classicOnly().classicUpperBounds(LATENCY_BOUNDS).register(registry);
-    final Gauge waiting = Gauge.builder().name("leasehold_waiting_acquisitions")
-            .help("Acquisitions waiting on the server now").register(registry);
+    /** Where {@code leasehold_waiting_acquisitions} reads the waiting acquisitions: the counter the limit checks. */
+    private volatile IntSupplier waitingNow = () -> 0;
+    final GaugeWithCallback waiting = GaugeWithCallback.builder().name("leasehold_waiting_acquisitions")
+            .help("Acquisitions waiting on the server now").callback(c -> c.call(waitingNow.getAsInt())).register(registry);
     final Gauge connections = Gauge.builder().name("leasehold_connections")
             .help("Client connections (sessions) open now").register(registry);
     final Counter socketConnections = Counter.builder().name("leasehold_socket_connections_opened")
@@ -53,6 +57,11 @@ final class ServerMetrics {
     /** The data points of {@link #ops} and {@link #latency} by label, looked up without allocating on every call. */
     private final Map<String, Map<String, CounterDataPoint>> opCounts = new ConcurrentHashMap<>();
     private final Map<String, DistributionDataPoint> opLatencies = new ConcurrentHashMap<>();
+
+    /** Makes {@code leasehold_waiting_acquisitions} read {@code now} (the count that {@code --max-waiters} limits). */
+    void waitingFrom(IntSupplier now) {
+        waitingNow = now;
+    }
 
     /** Counts one answered operation and its latency. */
     void answered(String op, String outcome, double seconds) {

@@ -143,19 +143,8 @@ class PrincipalBindingTest {
         Lease held = billing.acquire(LeaseRequest.builder(BILLING, name).leaseFor(Duration.ofSeconds(30)).build());
         long generation = held.grant(name).generation();
 
-        // A busy answer tells mallory the deadline, not the holder: she may not inspect the name.
-        LeaseBusyException busy = assertThrows(LeaseBusyException.class,
-                () -> mallory.acquire(LeaseRequest.builder(MALLORY, name).build()));
-        assertEquals(name, busy.name());
-        assertEquals(held.deadline(), busy.heldUntil());
-        assertTrue(busy.getMessage().contains("held by another holder until " + held.deadline()), busy.getMessage());
-        assertFalse(busy.getMessage().contains(BILLING.process()), busy.getMessage());
-        // Billing may inspect it, so its own busy answer (another of its workers) names the holder.
-        LeaseBusyException own = assertThrows(LeaseBusyException.class,
-                () -> billing.acquire(LeaseRequest.builder(new HolderId("billing-app", "worker-8"), name).build()));
-        assertTrue(own.getMessage().contains(BILLING.toString()), own.getMessage());
-
-        // Mallory forges billing's lease (its holder, generation and deadline, learnt as an attacker would): refused.
+        // Mallory forges billing's lease (its holder, generation and deadline, learnt as an attacker would: from a busy
+        // answer, counting generations): refused.
         Lease asBilling = forged(held, BILLING, LeaseKind.FULL);
         assertRefusedNamingBoth(assertThrows(LeasePermissionDeniedException.class,
                 () -> mallory.release(asBilling, null, null)), "release", name);
@@ -177,6 +166,18 @@ class PrincipalBindingTest {
         assertTrue(ops.check(name, generation));
         Lease renewed = billing.renew(held, held.deadline().plusSeconds(5), null);
         assertTrue(renewed.deadline().isAfter(held.deadline()), renewed.toString());
+
+        // A busy answer tells mallory the deadline, not the holder: she may not inspect the name.
+        LeaseBusyException busy = assertThrows(LeaseBusyException.class,
+                () -> mallory.acquire(LeaseRequest.builder(MALLORY, name).build()));
+        assertEquals(name, busy.name());
+        assertEquals(renewed.deadline(), busy.heldUntil());
+        assertTrue(busy.getMessage().contains("held by another holder until " + renewed.deadline()), busy.getMessage());
+        assertFalse(busy.getMessage().contains(BILLING.process()), busy.getMessage());
+        // Billing may inspect it, so its own busy answer (another of its workers) names the holder.
+        LeaseBusyException own = assertThrows(LeaseBusyException.class,
+                () -> billing.acquire(LeaseRequest.builder(new HolderId("billing-app", "worker-8"), name).build()));
+        assertTrue(own.getMessage().contains(BILLING.toString()), own.getMessage());
 
         // An admin may end it; that is logged with both principals. Then billing's lease is over.
         assertTrue(logged.stream().noneMatch(r -> r.getMessage().contains("LEASEHOLD-2110")));

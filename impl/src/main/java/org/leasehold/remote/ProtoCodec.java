@@ -284,11 +284,12 @@ public final class ProtoCodec {
     /**
      * As {@link #lease(LeaseRef)}, naming the request the reference came in ({@code type}) in a refusal. Generations
      * may be any value (one the service never granted is answered as stale); the deadline is an instant field.
+     *
+     * @throws IllegalArgumentException the reference does not carry one generation per name
      */
     public static Lease lease(LeaseRef ref, String type) throws InvalidLeaseRequestException {
         if (ref.getNamesCount() != ref.getGenerationsCount()) {
-            throw new InvalidLeaseRequestException(Reason.OUT_OF_RANGE, "the " + type
-                    + " request's lease reference has " + ref.getNamesCount() + " names but "
+            throw new IllegalArgumentException("the lease reference has " + ref.getNamesCount() + " names but "
                     + ref.getGenerationsCount() + " generations: send one generation per name");
         }
         Instant deadline = instantField(type, "lease.deadline_micros", ref.getDeadlineMicros());

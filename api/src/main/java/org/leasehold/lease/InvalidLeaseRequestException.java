@@ -24,6 +24,11 @@ public class InvalidLeaseRequestException extends LeaseException {
         WATERMARK_ON_TENTATIVE,
         WRONG_SERVICE,
         NULL_ARGUMENT,
+        /** A number of a request on the wire is outside the range its field accepts (the message names both). */
+        OUT_OF_RANGE,
+        /** A request on a lease server's session reuses the id of a request of that session still open. */
+        DUPLICATE_REQUEST_ID,
+        /** The operation needs a full lease (one that may be written under), and the lease is tentative. */
         NOT_FULL
     }
 

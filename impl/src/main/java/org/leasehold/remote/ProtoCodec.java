@@ -9,6 +9,7 @@ import org.leasehold.lease.Ending;
 import org.leasehold.lease.HolderId;
 import org.leasehold.lease.HolderStatus;
 import org.leasehold.lease.InvalidLeaseRequestException;
+import org.leasehold.lease.InvalidLeaseRequestException.Reason;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseBrokenException;
 import org.leasehold.lease.LeaseBusyException;
@@ -35,6 +36,15 @@ import org.leasehold.time.Micros;
  * Instants travel as microseconds since the epoch (the engine's own resolution, so nothing is lost).
  */
 public final class ProtoCodec {
+    /** The earliest instant a request may carry: the epoch. */
+    public static final long MIN_INSTANT_MICROS = 0;
+    /** The latest instant a request may carry, 9999-12-31T23:59:59.999999Z, in microseconds since the epoch. */
+    public static final long MAX_INSTANT_MICROS = 253_402_300_799_999_999L;
+    /** The longest duration a request may carry, in microseconds: what a {@code Duration} of long nanoseconds holds. */
+    public static final long MAX_DURATION_MICROS = Long.MAX_VALUE / 1_000L;
+    /** The most permits a semaphore request may carry (the least is 1). */
+    public static final int MAX_PERMITS = Integer.MAX_VALUE;
+
     private ProtoCodec() {
     }
 
@@ -133,12 +143,121 @@ public final class ProtoCodec {
         return b.build();
     }
 
-    public static LeaseRequest acquire(AcquireRequest r) {
-        return new LeaseRequest(holder(r.getHolder()), r.getNamesList(), mode(r.getMode()), kind(r.getKind()),
-                r.hasDeadlineMicros() ? instant(r.getDeadlineMicros()) : null,
-                r.hasLeaseTimeMicros() ? java.time.Duration.ofNanos(Math.multiplyExact(r.getLeaseTimeMicros(), 1_000L)) : null,
-                java.time.Duration.ofNanos(Math.multiplyExact(r.getWaitMicros(), 1_000L)),
-                r.hasStartedAtMicros() ? instant(r.getStartedAtMicros()) : null);
+    /**
+     * The request an {@code AcquireRequest} carries, every number checked against its range first (see
+     * {@link #instantField}, {@link #durationField}, {@link #modeField}).
+     *
+     * @throws InvalidLeaseRequestException a number is out of range (naming the field and its range; reason
+     *                                      {@code OUT_OF_RANGE}, or the field's own: {@code INVALID_WAIT},
+     *                                      {@code INVALID_LEASE_TIME}, {@code INVALID_PERMITS})
+     */
+    public static LeaseRequest acquire(AcquireRequest r) throws InvalidLeaseRequestException {
+        String type = "Acquire";
+        Instant deadline = r.hasDeadlineMicros() ? instantField(type, "deadline_micros", r.getDeadlineMicros()) : null;
+        java.time.Duration leaseTime = r.hasLeaseTimeMicros()
+                ? durationField(Reason.INVALID_LEASE_TIME, type, "lease_time_micros", r.getLeaseTimeMicros()) : null;
+        java.time.Duration wait = durationField(Reason.INVALID_WAIT, type, "wait_micros", r.getWaitMicros());
+        Instant startedAt = r.hasStartedAtMicros() ? instantField(type, "started_at_micros", r.getStartedAtMicros()) : null;
+        return new LeaseRequest(holder(r.getHolder()), r.getNamesList(), modeField(type, r.getMode()),
+                kindField(type, r.getKind()), deadline, leaseTime, wait, startedAt);
+    }
+
+    /**
+     * An instant field of a request: microseconds since the epoch within [{@link #MIN_INSTANT_MICROS},
+     * {@link #MAX_INSTANT_MICROS}], so that every computation on it stays within a long.
+     */
+    public static Instant instantField(String type, String field, long micros) throws InvalidLeaseRequestException {
+        return instantField(Reason.OUT_OF_RANGE, type, field, micros);
+    }
+
+    private static Instant instantField(Reason reason, String type, String field,
+            long micros) throws InvalidLeaseRequestException {
+        if (micros < MIN_INSTANT_MICROS || micros > MAX_INSTANT_MICROS) {
+            throw outOfRange(reason, type, field, Long.toString(micros), "[" + MIN_INSTANT_MICROS + ", "
+                    + MAX_INSTANT_MICROS + "] (" + Micros.toInstant(MIN_INSTANT_MICROS) + " to " + Micros.toInstant(MAX_INSTANT_MICROS)
+                    + "), microseconds since the epoch");
+        }
+        return Micros.toInstant(micros);
+    }
+
+    /**
+     * A duration field of a request: microseconds within [0, {@link #MAX_DURATION_MICROS}]; refused with
+     * {@code reason}.
+     */
+    public static java.time.Duration durationField(Reason reason, String type, String field,
+            long micros) throws InvalidLeaseRequestException {
+        if (micros < 0 || micros > MAX_DURATION_MICROS) {
+            throw outOfRange(reason, type, field, Long.toString(micros), "[0, " + MAX_DURATION_MICROS + "] microseconds");
+        }
+        return java.time.Duration.ofNanos(micros * 1_000L);
+    }
+
+    /**
+     * The mode of a request: a semaphore's permits within [1, {@link #MAX_PERMITS}]; for exclusive and shared the
+     * permits field is 0 or the mode's own value (1 and 0).
+     */
+    public static LeaseMode modeField(String type, org.leasehold.remote.proto.Mode m) throws InvalidLeaseRequestException {
+        int p = m.getPermits();
+        switch (m.getType()) {
+            case EXCLUSIVE -> {
+                if (p != 0 && p != LeaseMode.EXCLUSIVE.permits()) {
+                    throw outOfRange(type, "mode.permits", Integer.toString(p), "0 or 1 for an exclusive lease");
+                }
+                return LeaseMode.EXCLUSIVE;
+            }
+            case SHARED -> {
+                if (p != 0) {
+                    throw outOfRange(type, "mode.permits", Integer.toString(p), "0 for a shared lease");
+                }
+                return LeaseMode.SHARED;
+            }
+            case SEMAPHORE -> {
+                if (p < 1) {
+                    throw outOfRange(Reason.INVALID_PERMITS, type, "mode.permits",
+                            Integer.toString(p), "[1, " + MAX_PERMITS + "] for a semaphore");
+                }
+                return LeaseMode.semaphore(p);
+            }
+            default -> throw outOfRange(type, "mode.type", Integer.toString(m.getTypeValue()),
+                    "0 (exclusive), 1 (shared) or 2 (semaphore)");
+        }
+    }
+
+    private static LeaseKind kindField(String type, org.leasehold.remote.proto.Kind k) throws InvalidLeaseRequestException {
+        return switch (k) {
+            case FULL -> LeaseKind.FULL;
+            case TENTATIVE -> LeaseKind.TENTATIVE;
+            default -> throw outOfRange(type, "kind", k.toString(), "0 (full) or 1 (tentative)");
+        };
+    }
+
+    private static InvalidLeaseRequestException outOfRange(String type, String field, String value, String range) {
+        return outOfRange(Reason.OUT_OF_RANGE, type, field, value, range);
+    }
+
+    private static InvalidLeaseRequestException outOfRange(Reason reason, String type,
+            String field, String value, String range) {
+        return new InvalidLeaseRequestException(reason, "the " + type + " request's " + field + " is " + value
+                + ", outside its range " + range + ": nothing was done; send a value within the range");
+    }
+
+    /** The new deadline a {@code RenewRequest} asks for, range-checked. */
+    public static Instant renewDeadline(org.leasehold.remote.proto.RenewRequest r) throws InvalidLeaseRequestException {
+        return instantField("Renew", "deadline_micros", r.getDeadlineMicros());
+    }
+
+    /** The new deadline an {@code UpgradeRequest} asks for (null to keep the lease's), range-checked. */
+    public static Instant upgradeDeadline(org.leasehold.remote.proto.UpgradeRequest r)
+            throws InvalidLeaseRequestException {
+        return r.hasDeadlineMicros() ? instantField("Upgrade", "deadline_micros", r.getDeadlineMicros()) : null;
+    }
+
+    /** The watermark a {@code ReleaseRequest} publishes (null if none), range-checked. */
+    public static Instant releaseWatermark(org.leasehold.remote.proto.ReleaseRequest r)
+            throws InvalidLeaseRequestException {
+        return r.hasWatermarkMicros()
+                ? instantField(Reason.WATERMARK_OUT_OF_RANGE, "Release", "watermark_micros", r.getWatermarkMicros())
+                : null;
     }
 
     /** Names a held lease (its holder, mode, kind and each name's generation). */
@@ -158,19 +277,31 @@ public final class ProtoCodec {
      * The lease a reference names, as the engine needs it to find the holding: holder, each name's generation and the
      * deadline the holder knows. The other fields are placeholders; the engine answers with its own record.
      */
-    public static Lease lease(LeaseRef ref) {
+    public static Lease lease(LeaseRef ref) throws InvalidLeaseRequestException {
+        return lease(ref, "lease reference");
+    }
+
+    /**
+     * As {@link #lease(LeaseRef)}, naming the request the reference came in ({@code type}) in a refusal. Generations
+     * may be any value (one the service never granted is answered as stale); the deadline is an instant field.
+     *
+     * @throws IllegalArgumentException the reference does not carry one generation per name
+     */
+    public static Lease lease(LeaseRef ref, String type) throws InvalidLeaseRequestException {
         if (ref.getNamesCount() != ref.getGenerationsCount()) {
             throw new IllegalArgumentException("the lease reference has " + ref.getNamesCount() + " names but "
                     + ref.getGenerationsCount() + " generations: send one generation per name");
         }
+        Instant deadline = instantField(type, "lease.deadline_micros", ref.getDeadlineMicros());
+        LeaseMode mode = modeField(type, ref.getMode());
+        LeaseKind kind = kindField(type, ref.getKind());
         List<LeaseGrant> grants = new ArrayList<>(ref.getNamesCount());
         Predecessor none = new Predecessor(CorrelationId.NONE, Ending.UNKNOWN, Instant.EPOCH, null, null);
         for (int i = 0; i < ref.getNamesCount(); i++) {
             grants.add(new LeaseGrant(ref.getNames(i), ref.getGenerations(i), CorrelationId.NONE, Instant.EPOCH,
                     Instant.EPOCH, none));
         }
-        return new Lease(holder(ref.getHolder()), mode(ref.getMode()), kind(ref.getKind()), Instant.EPOCH,
-                instant(ref.getDeadlineMicros()), grants);
+        return new Lease(holder(ref.getHolder()), mode, kind, Instant.EPOCH, deadline, grants);
     }
 
     // ------------------------------------------------------------------------------------------------ leases
@@ -330,9 +461,9 @@ public final class ProtoCodec {
     }
 
     private static LeaseException invalid(LeaseError e, String message) {
-        InvalidLeaseRequestException.Reason reason;
+        Reason reason;
         try {
-            reason = InvalidLeaseRequestException.Reason.valueOf(e.getReason());
+            reason = Reason.valueOf(e.getReason());
         } catch (IllegalArgumentException unknown) {
             return new LeaseException("the server refused the request for a reason this client does not know ("
                     + e.getReason() + "): " + message);

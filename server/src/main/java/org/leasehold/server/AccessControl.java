@@ -23,14 +23,20 @@ import java.util.Set;
  * A principal of {@code *} means every authenticated caller. A name pattern is an exact name, a prefix ending in
  * {@code *} ({@code tenant/*} covers {@code tenant/42} and {@code tenant/42/x}), or {@code *} for every name.
  * Permissions: {@code lease} (acquire, upgrade, renew, release), {@code check} (fencing), {@code inspect} (admin view),
- * or {@code all}. A call is allowed when some rule gives the caller the permission on every name it names; anything
- * else is denied, and the answer says who, which name and which permission.
+ * {@code all} (those three), and {@code admin} (release any principal's lease; never implied by {@code all}). A call
+ * is allowed when some rule gives the caller the permission on every name it names; anything else is denied, and the
+ * answer says who, which name and which permission.
  */
 final class AccessControl {
 
     /** What a rule can permit. */
     enum Permission {
-        LEASE, CHECK, INSPECT;
+        LEASE, CHECK, INSPECT,
+        /** Ends (releases) a lease granted to another principal. Only named explicitly: {@code all} does not give it. */
+        ADMIN;
+
+        /** What {@code all} gives. */
+        static final Set<Permission> ALL = Set.copyOf(EnumSet.of(LEASE, CHECK, INSPECT));
 
         String word() {
             return name().toLowerCase(Locale.ROOT);
@@ -52,6 +58,15 @@ final class AccessControl {
             return name.equals(pattern);
         }
 
+        /** True if some name starting with {@code prefix} may be covered. */
+        boolean mayCoverSomeUnder(String prefix) {
+            if (pattern.endsWith("*")) {
+                String p = pattern.substring(0, pattern.length() - 1);
+                return prefix.startsWith(p) || p.startsWith(prefix);
+            }
+            return pattern.startsWith(prefix);
+        }
+
         /** True if every name starting with {@code prefix} is covered. */
         boolean coversPrefix(String prefix) {
             if (pattern.equals("*")) {
@@ -69,9 +84,9 @@ final class AccessControl {
         this.source = source;
     }
 
-    /** Everything allowed to every authenticated caller (no ACL file). */
+    /** Everything but {@code admin} allowed to every authenticated caller (no ACL file). */
     static AccessControl allowAll() {
-        return new AccessControl(List.of(new Rule("*", "*", EnumSet.allOf(Permission.class), 0)), "(no ACL file)");
+        return new AccessControl(List.of(new Rule("*", "*", EnumSet.copyOf(Permission.ALL), 0)), "(no ACL file)");
     }
 
     static AccessControl read(Path file) throws IOException {
@@ -96,14 +111,14 @@ final class AccessControl {
             for (String p : f[2].split(",")) {
                 String w = p.strip().toLowerCase(Locale.ROOT);
                 if (w.equals("all")) {
-                    perms.addAll(EnumSet.allOf(Permission.class));
+                    perms.addAll(Permission.ALL);
                     continue;
                 }
                 try {
                     perms.add(Permission.valueOf(w.toUpperCase(Locale.ROOT)));
                 } catch (IllegalArgumentException e) {
                     throw new IllegalArgumentException(file + " line " + (i + 1) + ": unknown permission '" + p
-                            + "'; use lease, check, inspect or all", e);
+                            + "'; use lease, check, inspect, all or admin", e);
                 }
             }
             rules.add(new Rule(f[0], pattern, perms, i + 1));
@@ -143,10 +158,11 @@ final class AccessControl {
         return false;
     }
 
-    /** True if {@code who} may inspect some names. */
-    boolean mayInspectSome(String who) {
+    /** True if {@code who} may inspect some name starting with {@code prefix}. */
+    boolean mayInspectSomeUnder(String who, String prefix) {
+        String p = prefix == null ? "" : prefix;
         for (Rule r : rules) {
-            if (r.permissions.contains(Permission.INSPECT) && r.appliesTo(who)) {
+            if (r.permissions.contains(Permission.INSPECT) && r.appliesTo(who) && r.mayCoverSomeUnder(p)) {
                 return true;
             }
         }

@@ -39,7 +39,7 @@ import picocli.CommandLine.Option;
                 + "LEASEHOLD_MAX_LEASE=5s) or in the --config properties file (e.g. max-lease=5s). Durations: 500ms, 5s, "
                 + "2m, 1h or ISO-8601 (PT5S).", ""},
         footer = {"", "Token file: one '<principal> <token>' per line. ACL file: one '<principal|*> <name|prefix*|*> "
-                + "<lease,check,inspect|all>' per line. See docs/SERVER.md."})
+                + "<lease,check,inspect,admin|all>' per line. See docs/SERVER.md."})
 public final class LeaseServerMain implements Callable<Integer> {
     /** The state directory when neither {@code --state-dir} nor {@code --no-state-dir} is given. */
     static final String DEFAULT_STATE_DIR = "leasehold-state";
@@ -176,8 +176,9 @@ public final class LeaseServerMain implements Callable<Integer> {
     Path tokens;
 
     @Option(names = "--acl", paramLabel = "FILE",
-            description = "Access control list: one '<principal|*> <name|prefix*|*> <lease,check,inspect|all>' per "
-                    + "line. Without it every authenticated caller may do everything.")
+            description = "Access control list: one '<principal|*> <name|prefix*|*> <lease,check,inspect,admin|all>' "
+                    + "per line ('all' is lease,check,inspect). Without it every authenticated caller may do everything "
+                    + "but admin.")
     Path acl;
 
     @Option(names = "--drain-timeout", paramLabel = "DURATION", defaultValue = "5s",

@@ -24,6 +24,7 @@ import org.leasehold.lease.LeaseBrokenException;
 import org.leasehold.lease.LeaseBusyException;
 import org.leasehold.lease.LeaseException;
 import org.leasehold.lease.LeaseExpiredException;
+import org.leasehold.lease.LeaseGrant;
 import org.leasehold.lease.LeaseNames;
 import org.leasehold.lease.LeasePermissionDeniedException;
 import org.leasehold.lease.LeaseRequest;
@@ -73,7 +74,14 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
     private final ServerMetrics metrics;
     private final int maxWaiters;
     private final int maxWaitersPerConnection;
+    /**
+     * Waiting acquisitions on the whole server: each is one entry of its session's {@code waitingById} (counted when it
+     * is put there, uncounted when it is removed), plus, for an instant, a place reserved before the engine is asked.
+     * {@code --max-waiters} limits it and {@code leasehold_waiting_acquisitions} reads it.
+     */
     private final AtomicInteger waiting = new AtomicInteger();
+    /** Which principal each grant belongs to. */
+    private final GrantOwners owners = new GrantOwners();
     /** The socket transport's port, told in {@link InfoReply}; 0 when there is none. */
     private volatile int socketPort;
     /** The largest request accepted, told in {@link InfoReply}. */
@@ -86,6 +94,7 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
         this.metrics = metrics;
         this.maxWaiters = maxWaiters;
         this.maxWaitersPerConnection = maxWaitersPerConnection;
+        metrics.waitingFrom(waiting::get);
     }
 
     private static String principal() {
@@ -97,6 +106,43 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
         return new LeasePermissionDeniedException(principal, name, what.word(), "principal '" + principal
                 + "' may not " + what.word() + " '" + LeaseNames.printable(name) + "': no rule of the access control list "
                 + acl.source() + " gives it '" + what.word() + "' on that name; ask the operator to add one");
+    }
+
+    /** The refusal of {@code op} on a grant that belongs to another principal ({@code owner}). */
+    private static LeasePermissionDeniedException notYours(String principal, String op, LeaseGrant g, String owner) {
+        String name = LeaseNames.printable(g.name());
+        return new LeasePermissionDeniedException(principal, g.name(), op.equals("release") ? "admin" : "lease",
+                "principal '" + principal + "' may not " + op + " '" + name + "' generation " + g.generation()
+                + ": that lease was granted to principal '" + owner + "', and only the principal a lease was granted "
+                + "to may renew, upgrade or release it, whatever holder identity the request names"
+                + (op.equals("release") ? " (or a principal with 'admin' permission on every name of the lease may "
+                + "release it; ask the operator)" : ""));
+    }
+
+    /**
+     * A busy answer as {@code principal} may see it: the holders of the name only if it may inspect the name;
+     * otherwise "held by another holder" with the latest deadline.
+     */
+    private LeaseException shownTo(String principal, LeaseException e) {
+        if (!(e instanceof LeaseBusyException b) || b.name() == null || e.getMessage() == null
+                || acl.allowed(principal, Permission.INSPECT, b.name())) {
+            return e;
+        }
+        String name = LeaseNames.printable(b.name());
+        String m = e.getMessage();
+        if (!m.startsWith("'" + name + "' is held (")) {
+            return e;
+        }
+        int tail = Math.max(m.lastIndexOf("; waited "), m.lastIndexOf("; not waiting"));
+        return new LeaseBusyException(b.name(), b.heldUntil(), "'" + name + "' is held by another holder"
+                + (b.heldUntil() != null ? " until " + b.heldUntil() : "") + " (the holders are told only to principals "
+                + "who may inspect the name)" + (tail >= 0 ? m.substring(tail) : ": retry later, or wait longer"));
+    }
+
+    private static InvalidLeaseRequestException duplicateId(long id) {
+        return new InvalidLeaseRequestException(InvalidLeaseRequestException.Reason.DUPLICATE_REQUEST_ID, "request id "
+                + Long.toUnsignedString(id) + " is already taken by a waiting acquisition of this session: nothing was "
+                + "done; give every request of a session an id of its own (ids may be reused once answered)");
     }
 
     private void done(String op, String outcome, long startNanos) {
@@ -122,12 +168,6 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
             return "withdrawn";
         }
         return "error";
-    }
-
-    private static void badRequest(StreamObserver<?> out, String op, RuntimeException e) {
-        // The message parsed, but its values are out of range for this server (e.g. an overflowing duration).
-        out.onError(Status.INVALID_ARGUMENT.withDescription("the " + op + " request cannot be decoded: " + e.getMessage())
-                .asRuntimeException());
     }
 
     // ------------------------------------------------------------------------------------------------ acquire
@@ -233,6 +273,18 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
 
     private static void handle(Session session, SessionRequest r) {
         switch (r.getRequestCase()) {
+            case RELEASE, RENEW, UPGRADE, ECHO -> {
+                if (session.waitingById.containsKey(r.getRequestId())) {
+                    session.error(r.getRequestId(), r.getRequestCase().name().toLowerCase(java.util.Locale.ROOT),
+                            duplicateId(r.getRequestId()), System.nanoTime());
+                    return;
+                }
+            }
+            default -> {
+                // Acquire checks its id itself; a Withdraw names the request it withdraws.
+            }
+        }
+        switch (r.getRequestCase()) {
             case ACQUIRE -> session.acquire(r.getAcquire());
             case WITHDRAW -> session.withdraw(r.getWithdraw().getRequestId());
             case RELEASE -> session.release(r.getRequestId(), r.getRelease());
@@ -250,7 +302,14 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
 
     /** An operation on a held lease, as answered on the session stream. */
     private interface HeldCall {
-        SessionReply.Builder apply(Lease lease) throws LeaseException;
+        SessionReply.Builder apply(Held held) throws LeaseException;
+    }
+
+    /**
+     * A held lease's reference as decoded and allowed: the lease, and the principal it was granted to when that is
+     * another one whose lease an admin releases (else null).
+     */
+    private record Held(Lease lease, String otherOwner) {
     }
 
     /** An answer waiting to go out; a grant's lease is released if the answer cannot be delivered. */
@@ -262,7 +321,8 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
         private final Outlet call;
         private final String principal;
         private final CallGate.Connection conn;
-        private final Map<Long, CompletableFuture<Lease>> waitingById = new ConcurrentHashMap<>();
+        /** The waiting acquisitions of this session by request id; each entry counts in {@link #waiting}. */
+        final Map<Long, CompletableFuture<Lease>> waitingById = new ConcurrentHashMap<>();
         private final Queue<Outgoing> outbox = new ConcurrentLinkedQueue<>();
         /** {@link #flush}, made once: answers outside a batch hand it to the transport. */
         private final Runnable flushTask = this::flush;
@@ -357,53 +417,31 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
             error(id, "acquire", e, start);
         }
 
-        private void error(long id, String op, LeaseException e, long start) {
+        void error(long id, String op, LeaseException e, long start) {
             send(SessionReply.newBuilder().setRequestId(id).setError(ProtoCodec.error(e)).build());
             done(op, outcome(e), start);
         }
 
-        /** Decodes a held lease's reference and checks the caller may lease its names; null (after answering) if not. */
-        private Lease held(long id, LeaseRef ref, String op, long start) {
-            Lease lease;
-            try {
-                lease = ProtoCodec.lease(ref);
-            } catch (RuntimeException e) {
-                error(id, op, new InvalidLeaseRequestException(InvalidLeaseRequestException.Reason.NULL_ARGUMENT,
-                        "the " + op + " request cannot be decoded: " + e.getMessage()), start);
-                return null;
-            }
-            String deniedName = acl.firstDenied(principal, Permission.LEASE, lease.names());
-            if (deniedName != null) {
-                error(id, op, denied(principal, Permission.LEASE, deniedName), start);
-                return null;
-            }
-            return lease;
-        }
-
         void release(long id, ReleaseRequest req) {
-            onHeld(id, req.getLease(), "release",
-                    lease -> SessionReply.newBuilder().setEndedAtMicros(Micros.of(releaseHeld(lease, req))));
+            onHeld(id, req.getLease(), "release", held -> SessionReply.newBuilder()
+                    .setEndedAtMicros(Micros.of(releaseHeld(principal, held, req))));
         }
 
         void renew(long id, RenewRequest req) {
             onHeld(id, req.getLease(), "renew",
-                    lease -> SessionReply.newBuilder().setLease(ProtoCodec.lease(renewHeld(lease, req))));
+                    held -> SessionReply.newBuilder().setLease(ProtoCodec.lease(renewHeld(held, req))));
         }
 
         void upgrade(long id, UpgradeRequest req) {
             onHeld(id, req.getLease(), "upgrade",
-                    lease -> SessionReply.newBuilder().setLease(ProtoCodec.lease(upgradeHeld(lease, req))));
+                    held -> SessionReply.newBuilder().setLease(ProtoCodec.lease(upgradeHeld(held, req))));
         }
 
         /** Runs an operation on a held lease and answers with its result or its error. */
         private void onHeld(long id, LeaseRef ref, String op, HeldCall call) {
             long start = System.nanoTime();
-            Lease lease = held(id, ref, op, start);
-            if (lease == null) {
-                return;
-            }
             try {
-                send(call.apply(lease).setRequestId(id).build());
+                send(call.apply(held(principal, ref, op)).setRequestId(id).build());
                 done(op, "ok", start);
             } catch (LeaseException e) {
                 error(id, op, e, start);
@@ -413,9 +451,17 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
         void acquire(AcquireRequest req) {
             long start = System.nanoTime();
             long id = req.getRequestId();
+            if (waitingById.containsKey(id)) {
+                // Only this thread adds to the map, so a free id stays free until this request is registered.
+                error(id, duplicateId(id), start);
+                return;
+            }
             LeaseRequest request;
             try {
                 request = ProtoCodec.acquire(req);
+            } catch (InvalidLeaseRequestException e) {
+                error(id, e, start);
+                return;
             } catch (RuntimeException e) {
                 error(id, new InvalidLeaseRequestException(InvalidLeaseRequestException.Reason.NULL_ARGUMENT,
                         "the Acquire request cannot be decoded: " + e.getMessage()), start);
@@ -427,48 +473,65 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
                 return;
             }
             boolean mayWait = req.getWaitMicros() > 0;
-            if (mayWait) {
-                if (conn != null && conn.waiting.incrementAndGet() > maxWaitersPerConnection) {
-                    conn.waiting.decrementAndGet();
-                    error(id, new LeaseBusyException(first(request), null, "this connection already has "
-                            + maxWaitersPerConnection + " waiting acquisitions (the server's "
-                            + "--max-waiters-per-connection): wait for some to finish, or try without waiting"), start);
-                    return;
-                }
-                if (waiting.incrementAndGet() > maxWaiters) {
-                    waiting.decrementAndGet();
-                    if (conn != null) {
-                        conn.waiting.decrementAndGet();
-                    }
-                    error(id, new LeaseBusyException(first(request), null, "the server already has " + maxWaiters
-                            + " waiting acquisitions (its --max-waiters): retry later, or try without waiting"), start);
-                    return;
-                }
+            if (mayWait && !reserve(id, request, start)) {
+                return;
             }
             CompletableFuture<Lease> f = holder.engine().acquireAsync(request);
             runDueTestTimers();
             if (f.isDone()) {
                 if (mayWait) {
-                    unwait(conn);
+                    unreserve();
                 }
                 answer(id, f, start);
                 return;
             }
-            metrics.waiting.inc();
-            if (waitingById.putIfAbsent(id, f) != null) {
-                f.cancel(false);
-                return;
+            if (!mayWait) {
+                // Not decided at once although it may not wait: it is open all the same, and counted as waiting.
+                waiting.incrementAndGet();
+                if (conn != null) {
+                    conn.waiting.incrementAndGet();
+                }
             }
+            // The reservation now belongs to the entry: it is given back exactly when the entry is removed.
+            waitingById.put(id, f);
             f.whenComplete((lease, failure) -> {
-                waitingById.remove(id, f);
-                unwait(conn);
-                metrics.waiting.dec();
+                if (waitingById.remove(id, f)) {
+                    unreserve();
+                }
                 metrics.waits.labelValues(failure == null ? "granted" : outcome(unwrap(failure)))
                         .observe((System.nanoTime() - start) / 1e9);
                 answer(id, f, start);
             });
             if (ended) {
                 f.cancel(false);
+            }
+        }
+
+        /** Reserves a waiting place within the connection's and the server's limits; false (after answering) if full. */
+        private boolean reserve(long id, LeaseRequest request, long start) {
+            if (conn != null && conn.waiting.incrementAndGet() > maxWaitersPerConnection) {
+                conn.waiting.decrementAndGet();
+                error(id, new LeaseBusyException(first(request), null, "this connection already has "
+                        + maxWaitersPerConnection + " waiting acquisitions (the server's "
+                        + "--max-waiters-per-connection): wait for some to finish, or try without waiting"), start);
+                return false;
+            }
+            if (waiting.incrementAndGet() > maxWaiters) {
+                waiting.decrementAndGet();
+                if (conn != null) {
+                    conn.waiting.decrementAndGet();
+                }
+                error(id, new LeaseBusyException(first(request), null, "the server already has " + maxWaiters
+                        + " waiting acquisitions (its --max-waiters): retry later, or try without waiting"), start);
+                return false;
+            }
+            return true;
+        }
+
+        private void unreserve() {
+            waiting.decrementAndGet();
+            if (conn != null) {
+                conn.waiting.decrementAndGet();
             }
         }
 
@@ -484,6 +547,8 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
                 failure = unwrap(e);
             }
             if (lease != null) {
+                // Recorded before the answer goes out: nobody can name this grant before its owner is known.
+                owners.granted(principal, lease, holder.time().nowMicros());
                 if (send(SessionReply.newBuilder().setRequestId(id).setLease(ProtoCodec.lease(lease)).build(), lease)) {
                     done("acquire", "granted", start);
                 } else {
@@ -496,7 +561,7 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
                 error(id, new LeaseBusyException(null, null, "the request was withdrawn by the client before it "
                         + "was granted"), start);
             } else if (failure instanceof LeaseException le) {
-                error(id, le, start);
+                error(id, shownTo(principal, le), start);
             } else {
                 LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-2901 lease engine failure on acquire", failure);
                 error(id, new LeaseServiceUnavailableException(null, "the lease engine failed: " + failure), start);
@@ -524,13 +589,6 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
         }
     }
 
-    private void unwait(CallGate.Connection conn) {
-        waiting.decrementAndGet();
-        if (conn != null) {
-            conn.waiting.decrementAndGet();
-        }
-    }
-
     private static String first(LeaseRequest r) {
         return r.names().isEmpty() ? null : r.names().get(0);
     }
@@ -555,6 +613,7 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
     private void releaseUnwanted(Lease lease, String why) {
         try {
             holder.engine().release(lease, null, null);
+            owners.ended(lease);
             LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2103 released {0}: {1}", lease.describe(), why);
         } catch (LeaseException e) {
             LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2104 releasing {0} ({1}) failed: {2}", lease.describe(), why,
@@ -564,66 +623,73 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
 
     // ------------------------------------------------------------------------------------------------ held leases
 
-    /** Decodes a reference and checks the caller may lease its names; null (after answering) if not. */
-    private Lease leaseOf(LeaseRef ref, StreamObserver<?> out, String op, long start, ErrorReply errors) {
+    /**
+     * Decodes a held lease's reference and checks that {@code principal} may {@code op} it: the ACL gives it
+     * {@code lease} on every name, and the lease was granted to it; or, for a release only, the ACL gives it
+     * {@code admin} on every name (then it may release another principal's lease).
+     */
+    private Held held(String principal, LeaseRef ref, String op) throws LeaseException {
         Lease lease;
         try {
-            lease = ProtoCodec.lease(ref);
+            lease = ProtoCodec.lease(ref, Character.toUpperCase(op.charAt(0)) + op.substring(1));
         } catch (RuntimeException e) {
-            metrics.ops.labelValues(op, "invalid").inc();
-            badRequest(out, op, e);
-            return null;
+            throw new InvalidLeaseRequestException(InvalidLeaseRequestException.Reason.NULL_ARGUMENT,
+                    "the " + op + " request cannot be decoded: " + e.getMessage());
         }
-        String principal = principal();
-        String deniedName = acl.firstDenied(principal, Permission.LEASE, lease.names());
-        if (deniedName != null) {
-            LeaseException e = denied(principal, Permission.LEASE, deniedName);
-            errors.send(e);
-            done(op, outcome(e), start);
-            return null;
+        boolean admin = op.equals("release") && !lease.names().isEmpty()
+                && acl.firstDenied(principal, Permission.ADMIN, lease.names()) == null;
+        if (!admin) {
+            String deniedName = acl.firstDenied(principal, Permission.LEASE, lease.names());
+            if (deniedName != null) {
+                throw denied(principal, Permission.LEASE, deniedName);
+            }
         }
-        return lease;
+        for (LeaseGrant g : lease.grants()) {
+            String owner = owners.principalOf(g.name(), g.generation());
+            if (owner != null && !owner.equals(principal)) {
+                if (!admin) {
+                    throw notYours(principal, op, g, owner);
+                }
+                return new Held(lease, owner);
+            }
+        }
+        return new Held(lease, null);
     }
 
-    private interface ErrorReply {
-        void send(LeaseException e);
+    private Lease upgradeHeld(Held held, UpgradeRequest req) throws LeaseException {
+        Lease up = holder.engine().upgrade(held.lease(), ProtoCodec.upgradeDeadline(req));
+        owners.moved(up);
+        return up;
     }
 
-    private static ErrorReply leaseErrors(StreamObserver<LeaseReply> out) {
-        return e -> {
-            out.onNext(LeaseReply.newBuilder().setError(ProtoCodec.error(e)).build());
-            out.onCompleted();
-        };
-    }
-
-    private Lease upgradeHeld(Lease lease, UpgradeRequest req) throws LeaseException {
-        return holder.engine().upgrade(lease, req.hasDeadlineMicros() ? Micros.toInstant(req.getDeadlineMicros()) : null);
-    }
-
-    private Lease renewHeld(Lease lease, RenewRequest req) throws LeaseException {
-        return holder.engine().renew(lease, Micros.toInstant(req.getDeadlineMicros()),
+    private Lease renewHeld(Held held, RenewRequest req) throws LeaseException {
+        Lease renewed = holder.engine().renew(held.lease(), ProtoCodec.renewDeadline(req),
                 req.hasMetadata() ? req.getMetadata() : null);
+        owners.moved(renewed);
+        return renewed;
     }
 
-    private Instant releaseHeld(Lease lease, ReleaseRequest req) throws LeaseException {
+    private Instant releaseHeld(String principal, Held held, ReleaseRequest req) throws LeaseException {
+        Instant watermark = ProtoCodec.releaseWatermark(req);
+        Instant ended;
         try {
-            return holder.engine().release(lease,
-                    req.hasWatermarkMicros() ? Micros.toInstant(req.getWatermarkMicros()) : null,
-                    req.hasMetadata() ? req.getMetadata() : null);
+            ended = holder.engine().release(held.lease(), watermark, req.hasMetadata() ? req.getMetadata() : null);
         } finally {
             runDueTestTimers();
         }
+        owners.ended(held.lease());
+        if (held.otherOwner() != null) {
+            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-2110 principal ''{0}'' (admin) released {1}, granted to "
+                    + "principal ''{2}''", principal, held.lease().describe(), held.otherOwner());
+        }
+        return ended;
     }
 
     @Override
     public void upgrade(UpgradeRequest req, StreamObserver<LeaseReply> out) {
         long start = System.nanoTime();
-        Lease lease = leaseOf(req.getLease(), out, "upgrade", start, leaseErrors(out));
-        if (lease == null) {
-            return;
-        }
         try {
-            Lease up = upgradeHeld(lease, req);
+            Lease up = upgradeHeld(held(principal(), req.getLease(), "upgrade"), req);
             out.onNext(LeaseReply.newBuilder().setLease(ProtoCodec.lease(up)).build());
             out.onCompleted();
             done("upgrade", "ok", start);
@@ -635,12 +701,8 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
     @Override
     public void renew(RenewRequest req, StreamObserver<LeaseReply> out) {
         long start = System.nanoTime();
-        Lease lease = leaseOf(req.getLease(), out, "renew", start, leaseErrors(out));
-        if (lease == null) {
-            return;
-        }
         try {
-            Lease renewed = renewHeld(lease, req);
+            Lease renewed = renewHeld(held(principal(), req.getLease(), "renew"), req);
             out.onNext(LeaseReply.newBuilder().setLease(ProtoCodec.lease(renewed)).build());
             out.onCompleted();
             done("renew", "ok", start);
@@ -652,21 +714,20 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
     @Override
     public void release(ReleaseRequest req, StreamObserver<ReleaseReply> out) {
         long start = System.nanoTime();
-        ErrorReply errors = e -> {
-            out.onNext(ReleaseReply.newBuilder().setError(ProtoCodec.error(e)).build());
-            out.onCompleted();
-        };
-        Lease lease = leaseOf(req.getLease(), out, "release", start, errors);
-        if (lease == null) {
-            return;
-        }
+        String principal = principal();
         try {
-            Instant ended = releaseHeld(lease, req);
+            Instant ended = releaseHeld(principal, held(principal, req.getLease(), "release"), req);
             out.onNext(ReleaseReply.newBuilder().setEndedAtMicros(Micros.of(ended)).build());
             out.onCompleted();
             done("release", "ok", start);
         } catch (LeaseException e) {
-            errors.send(e);
+            try {
+                out.onNext(ReleaseReply.newBuilder().setError(ProtoCodec.error(e)).build());
+                out.onCompleted();
+            } catch (RuntimeException gone) {
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2102 answer to a gone call dropped: {0}",
+                        gone.getMessage());
+            }
             done("release", outcome(e), start);
         }
     }
@@ -692,15 +753,24 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
     public void inspect(InspectRequest req, StreamObserver<InspectReply> out) {
         long start = System.nanoTime();
         String principal = principal();
+        if (req.getLimit() < 0) {
+            out.onNext(InspectReply.newBuilder().setError(ProtoCodec.error(new InvalidLeaseRequestException(
+                    InvalidLeaseRequestException.Reason.OUT_OF_RANGE, "the Inspect request's limit is " + req.getLimit()
+                    + ", outside its range [0, " + Integer.MAX_VALUE + "]: nothing was done; send a value within "
+                    + "the range"))).build());
+            out.onCompleted();
+            done("inspect", "invalid", start);
+            return;
+        }
         boolean all = acl.mayInspectAll(principal, req.getPrefix());
-        if (!all && !acl.mayInspectSome(principal)) {
+        if (!all && !acl.mayInspectSomeUnder(principal, req.getPrefix())) {
             out.onNext(InspectReply.newBuilder().setError(ProtoCodec.error(denied(principal, Permission.INSPECT,
                     req.getPrefix()))).build());
             out.onCompleted();
             done("inspect", "denied", start);
             return;
         }
-        int limit = Math.max(0, req.getLimit());
+        int limit = req.getLimit();
         List<NameStatus> view = holder.engine().inspect(req.getPrefix(), all ? limit : Integer.MAX_VALUE);
         InspectReply.Builder b = InspectReply.newBuilder();
         int n = 0;
@@ -774,7 +844,15 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
                     + req.getMicros() + " µs").asRuntimeException());
             return;
         }
-        holder.manual().advance(Duration.ofNanos(Math.multiplyExact(req.getMicros(), 1_000L)));
+        Duration step;
+        try {
+            step = ProtoCodec.durationField(InvalidLeaseRequestException.Reason.OUT_OF_RANGE, "AdvanceTestClock",
+                    "micros", req.getMicros());
+        } catch (InvalidLeaseRequestException e) {
+            out.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
+            return;
+        }
+        holder.manual().advance(step);
         out.onNext(info());
         out.onCompleted();
     }
@@ -782,6 +860,12 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
     @Override
     public void awaitTestClock(AwaitTestClockRequest req, StreamObserver<InfoReply> out) {
         if (refuseUnlessTestClock(out, "AwaitTestClock")) {
+            return;
+        }
+        try {
+            ProtoCodec.instantField("AwaitTestClock", "at_micros", req.getAtMicros());
+        } catch (InvalidLeaseRequestException e) {
+            out.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
             return;
         }
         holder.time().schedule(req.getAtMicros(), () -> {
@@ -801,17 +885,23 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
             return;
         }
         EngineConfig c;
+        Instant startAt;
         try {
-            c = holder.config().withMaxLeaseDuration(Duration.ofNanos(req.getMaxLeaseMicros() * 1_000L))
-                    .withGrace(Duration.ofNanos(req.getGraceMicros() * 1_000L))
-                    .withQuietPeriod(Duration.ofNanos(req.getQuietPeriodMicros() * 1_000L))
+            String type = "ResetForTest";
+            InvalidLeaseRequestException.Reason r = InvalidLeaseRequestException.Reason.OUT_OF_RANGE;
+            c = holder.config().withMaxLeaseDuration(ProtoCodec.durationField(r, type, "max_lease_micros",
+                            req.getMaxLeaseMicros()))
+                    .withGrace(ProtoCodec.durationField(r, type, "grace_micros", req.getGraceMicros()))
+                    .withQuietPeriod(ProtoCodec.durationField(r, type, "quiet_period_micros", req.getQuietPeriodMicros()))
                     .withHistoryPerName(req.getHistoryPerName()).withMaxWaitersPerName(req.getMaxWaitersPerName())
                     .validate();
-        } catch (IllegalArgumentException e) {
+            startAt = req.hasStartMicros() ? ProtoCodec.instantField(type, "start_micros", req.getStartMicros()) : null;
+        } catch (IllegalArgumentException | InvalidLeaseRequestException e) {
             out.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
             return;
         }
-        holder.reset(c, req.hasStartMicros() ? Micros.toInstant(req.getStartMicros()) : null);
+        holder.reset(c, startAt);
+        owners.clear();
         out.onNext(info());
         out.onCompleted();
     }

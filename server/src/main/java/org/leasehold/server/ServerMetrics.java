@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.DoubleSupplier;
+import java.util.function.IntSupplier;
 
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
@@ -33,8 +34,10 @@ final class ServerMetrics {
     final Histogram waits = Histogram.builder().name("leasehold_acquire_wait_seconds")
             .help("How long acquisitions that had to wait waited, by outcome").labelNames("outcome")
             .classicOnly().classicUpperBounds(LATENCY_BOUNDS).register(registry);
-    final Gauge waiting = Gauge.builder().name("leasehold_waiting_acquisitions")
-            .help("Acquisitions waiting on the server now").register(registry);
+    /** Where {@code leasehold_waiting_acquisitions} reads the waiting acquisitions: the counter the limit checks. */
+    private volatile IntSupplier waitingNow = () -> 0;
+    final GaugeWithCallback waiting = GaugeWithCallback.builder().name("leasehold_waiting_acquisitions")
+            .help("Acquisitions waiting on the server now").callback(c -> c.call(waitingNow.getAsInt())).register(registry);
     final Gauge connections = Gauge.builder().name("leasehold_connections")
             .help("Client connections (sessions) open now").register(registry);
     final Counter socketConnections = Counter.builder().name("leasehold_socket_connections_opened")
@@ -65,6 +68,11 @@ final class ServerMetrics {
                 .help("How far the clock is behind the time mark of the server's last incarnation (a clock that "
                         + "stepped back across a restart); grants wait until it has passed the mark, then 0")
                 .callback(cb -> cb.call(seconds.getAsDouble())).register(registry);
+    }
+
+    /** Makes {@code leasehold_waiting_acquisitions} read {@code now} (the count that {@code --max-waiters} limits). */
+    void waitingFrom(IntSupplier now) {
+        waitingNow = now;
     }
 
     /** Counts one answered operation and its latency. */

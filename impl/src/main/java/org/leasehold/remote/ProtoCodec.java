@@ -246,6 +246,13 @@ public final class ProtoCodec {
         return instantField("Renew", "deadline_micros", r.getDeadlineMicros());
     }
 
+    /** Until when a {@code RenewRequest} asks to hold the lease in doubt (null if it does not), range-checked. */
+    public static Instant renewHoldInDoubtUntil(org.leasehold.remote.proto.RenewRequest r)
+            throws InvalidLeaseRequestException {
+        return r.hasHoldInDoubtUntilMicros()
+                ? instantField("Renew", "hold_in_doubt_until_micros", r.getHoldInDoubtUntilMicros()) : null;
+    }
+
     /** The new deadline an {@code UpgradeRequest} asks for (null to keep the lease's), range-checked. */
     public static Instant upgradeDeadline(org.leasehold.remote.proto.UpgradeRequest r)
             throws InvalidLeaseRequestException {
@@ -356,10 +363,14 @@ public final class ProtoCodec {
                 .setName(s.name()).setGeneration(s.generation()).setFloorMicros(Micros.of(s.floor()))
                 .setWritableFromMicros(Micros.of(s.writableFrom()));
         for (HolderStatus h : s.holders()) {
-            b.addHolders(org.leasehold.remote.proto.HolderStatus.newBuilder().setHolder(holder(h.holder()))
-                    .setMode(mode(h.mode())).setKind(kind(h.kind())).setGeneration(h.generation())
-                    .setCorrelationId(id(h.correlationId())).setGrantedAtMicros(Micros.of(h.grantedAt()))
-                    .setDeadlineMicros(Micros.of(h.deadline())));
+            org.leasehold.remote.proto.HolderStatus.Builder hb = org.leasehold.remote.proto.HolderStatus.newBuilder()
+                    .setHolder(holder(h.holder())).setMode(mode(h.mode())).setKind(kind(h.kind()))
+                    .setGeneration(h.generation()).setCorrelationId(id(h.correlationId()))
+                    .setGrantedAtMicros(Micros.of(h.grantedAt())).setDeadlineMicros(Micros.of(h.deadline()));
+            if (h.inDoubtUntil() != null) {
+                hb.setInDoubtUntilMicros(Micros.of(h.inDoubtUntil()));
+            }
+            b.addHolders(hb);
         }
         for (WaiterStatus w : s.waiters()) {
             b.addWaiters(org.leasehold.remote.proto.WaiterStatus.newBuilder().setHolder(holder(w.holder()))
@@ -388,7 +399,8 @@ public final class ProtoCodec {
         List<HolderStatus> holders = new ArrayList<>(s.getHoldersCount());
         for (org.leasehold.remote.proto.HolderStatus h : s.getHoldersList()) {
             holders.add(new HolderStatus(holder(h.getHolder()), mode(h.getMode()), kind(h.getKind()), h.getGeneration(),
-                    id(h.getCorrelationId()), instant(h.getGrantedAtMicros()), instant(h.getDeadlineMicros())));
+                    id(h.getCorrelationId()), instant(h.getGrantedAtMicros()), instant(h.getDeadlineMicros()),
+                    h.hasInDoubtUntilMicros() ? instant(h.getInDoubtUntilMicros()) : null));
         }
         List<WaiterStatus> waiters = new ArrayList<>(s.getWaitersCount());
         for (org.leasehold.remote.proto.WaiterStatus w : s.getWaitersList()) {

@@ -760,6 +760,22 @@ public final class RemoteLeaseService implements LeaseService {
 
     @Override
     public Lease renew(Lease lease, Instant deadline, String metadata) throws LeaseException {
+        return renew(lease, deadline, metadata, null);
+    }
+
+    /**
+     * Renews the lease for the longest the servers grant and asks them to hold it in doubt until {@code until}: they
+     * renew it themselves meanwhile, whether or not this client does (see {@link LeaseService#holdInDoubt}).
+     */
+    @Override
+    public Lease holdInDoubt(Lease lease, Instant until) throws LeaseException {
+        if (until == null) {
+            throw new InvalidLeaseRequestException(Reason.NULL_ARGUMENT, "holding a lease in doubt needs an end");
+        }
+        return renew(lease, now().plus(Duration.ofDays(1)), null, until);
+    }
+
+    private Lease renew(Lease lease, Instant deadline, String metadata, Instant holdUntil) throws LeaseException {
         if (deadline == null) {
             throw new InvalidLeaseRequestException(Reason.NULL_ARGUMENT, "renew needs a deadline");
         }
@@ -770,6 +786,9 @@ public final class RemoteLeaseService implements LeaseService {
                     .setDeadlineMicros(ProtoCodec.micros(deadline));
             if (metadata != null) {
                 b.setMetadata(metadata);
+            }
+            if (holdUntil != null) {
+                b.setHoldInDoubtUntilMicros(ProtoCodec.micros(holdUntil));
             }
             SessionReply r = onSession(p.endpoint, p.lease.grants().get(0).name(), "renewal", SessionRequest.newBuilder().setRenew(b),
                     SessionReply.ResultCase.LEASE);

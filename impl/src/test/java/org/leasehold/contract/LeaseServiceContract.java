@@ -503,6 +503,40 @@ public abstract class LeaseServiceContract {
     }
 
     @Test
+    void aLeaseHeldInDoubtIsKeptByTheServiceUntilTheHoldEndsAndTakenBackByItsHolder() throws Exception {
+        Lease a = take(A, "doubt/1");
+        Instant until = leases.now().plusSeconds(40);
+        Lease held = leases.holdInDoubt(a, until);
+        assertEquals(a.grants(), held.grants(), "the same grant");
+        assertEquals(until, status("doubt/1").holders().get(0).inDoubtUntil());
+        for (int i = 0; i < 5; i++) {
+            fixture.advance(Duration.ofSeconds(5)); // the holder is silent: the service renews
+        }
+        assertThrows(LeaseBusyException.class, () -> leases.acquire(req(B, "doubt/1").waitFor(Duration.ZERO).build()));
+        assertTrue(leases.check("doubt/1", a.grant("doubt/1").generation()), "still the holder, 25 s on");
+        Lease back = leases.renewFor(a, Duration.ofSeconds(5)); // a restarted holder renews the value it recorded
+        Instant wm = micros(back.deadline(), -1);
+        leases.release(back, wm, null);
+        assertEquals(wm, take(B, "doubt/1").floor());
+    }
+
+    @Test
+    void aHoldInDoubtEndsAtItsEndAndOnlyAFullLeaseIsHeld() throws Exception {
+        Lease a = take(A, "doubt/2");
+        Instant until = leases.now().plusSeconds(15);
+        leases.holdInDoubt(a, until);
+        fixture.advance(Duration.ofSeconds(14));
+        assertEquals(until, status("doubt/2").holders().get(0).deadline(), "renewed up to the hold's end");
+        fixture.advance(Duration.ofSeconds(2));
+        Lease b = take(B, "doubt/2");
+        assertEquals(until, b.floor(), "then it expired unrelinquished");
+        Lease t = leases.acquire(req(C, "doubt/3").tentative().build());
+        InvalidLeaseRequestException e = assertThrows(InvalidLeaseRequestException.class,
+                () -> leases.holdInDoubt(t, leases.now().plusSeconds(30)));
+        assertEquals(Reason.NOT_FULL, e.reason());
+    }
+
+    @Test
     void renewAfterTheDeadlineFails() throws Exception {
         Lease a = take(A, "late");
         fixture.advance(Duration.ofSeconds(10));

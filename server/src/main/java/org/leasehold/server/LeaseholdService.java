@@ -663,8 +663,12 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
     }
 
     private Lease renewHeld(Held held, RenewRequest req) throws LeaseException {
+        Instant holdUntil = ProtoCodec.renewHoldInDoubtUntil(req);
         Lease renewed = holder.engine().renew(held.lease(), ProtoCodec.renewDeadline(req),
                 req.hasMetadata() ? req.getMetadata() : null);
+        if (holdUntil != null) {
+            renewed = holder.engine().holdInDoubt(renewed, holdUntil);
+        }
         owners.moved(renewed);
         return renewed;
     }

@@ -1,7 +1,9 @@
 package org.leasehold.adapter;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -14,6 +16,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
+import javax.transaction.xa.XAException;
+import javax.transaction.xa.XAResource;
+import javax.transaction.xa.Xid;
+
 import jakarta.resource.ResourceException;
 
 import org.junit.jupiter.api.AfterEach;
@@ -22,11 +28,15 @@ import org.junit.jupiter.api.Test;
 import org.leasehold.bag.Message;
 import org.leasehold.connector.LeaseConnection;
 import org.leasehold.engine.EngineConfig;
+import org.leasehold.lease.HolderId;
 import org.leasehold.lease.Lease;
+import org.leasehold.lease.LeaseBusyException;
+import org.leasehold.lease.LeaseRequest;
 import org.leasehold.lease.LeaseServiceUnavailableException;
 import org.leasehold.lease.NameStatus;
 import org.leasehold.server.LeaseServer;
 import org.leasehold.server.ServerConfig;
+import org.leasehold.server.TestClockClient;
 import org.leasehold.time.ManualTimeSource;
 import org.leasehold.time.SystemTimeSource;
 
@@ -206,6 +216,109 @@ class AdapterRemoteModeTest {
             assertEquals(1, c.mcf.runtime().metrics().getClockRefusals());
         } finally {
             gone.close();
+        }
+    }
+
+    /** Starts a branch directly (as a transaction manager would), takes {@code name}, buffers {@code payload}, ends it. */
+    private static XAResource branch(AdapterFixture f, Xid xid, String name, String payload) throws Exception {
+        LeaseholdManagedConnection mc = (LeaseholdManagedConnection) f.mcf.createManagedConnection(null, null);
+        XAResource xa = mc.getXAResource();
+        xa.start(xid, XAResource.TMNOFLAGS);
+        LeaseConnection conn = (LeaseConnection) mc.getConnection(null, null);
+        conn.acquire(name);
+        conn.append(bytes(payload));
+        conn.close();
+        xa.end(xid, XAResource.TMSUCCESS);
+        return xa;
+    }
+
+    /** Moves the lease server's test clock and the adapter's manual clock together, so they stay in agreement. */
+    private static void advanceBoth(TestClockClient serverClock, ManualTimeSource adapterTime, Duration total) {
+        for (Duration left = total; !left.isZero(); ) {
+            Duration step = left.compareTo(Duration.ofSeconds(2)) < 0 ? left : Duration.ofSeconds(2);
+            serverClock.advance(step);
+            adapterTime.advance(step);
+            left = left.minus(step);
+        }
+    }
+
+    /**
+     * A crash in doubt in remote mode: a branch prepared (the adapter asked the lease server to hold its leases in
+     * doubt), then the application server stopped before the commit, so nobody renews them. A minute later, six
+     * maximum leases on, the restarted adapter's recovery takes the leases back and commits, once, under the
+     * generation it prepared with; meanwhile nobody else could take the name.
+     */
+    @Test
+    void aCrashInDoubtInRemoteModeCommitsAfterTheRestartWhileTheServerHoldsTheLeases() throws Exception {
+        Instant start = Instant.parse("2026-03-01T10:00:00Z");
+        ManualTimeSource adapterTime = new ManualTimeSource(start);
+        try (LeaseServer held = LeaseServer.start(ServerConfig.loopback(EngineConfig.defaults()
+                .withQuietPeriod(Duration.ZERO)).withTestClock(start));
+                TestClockClient serverClock = new TestClockClient(held.address());
+                AdapterFixture c = new AdapterFixture(AdapterFixture.freshRoot("remote-doubt"), adapterTime, mcf -> {
+                    mcf.setLeaseService("remote:" + held.address());
+                    mcf.setWriterId("fleet-doubt");
+                })) {
+            Xid x = new XidKey(4242, bytes("remote-doubt"), new byte[] {1});
+            XAResource xa = branch(c, x, "doubt/account", "prepared, then the server stopped");
+            assertEquals(XAResource.XA_OK, xa.prepare(x));
+            long generation = c.rm().journalEntry(XidKey.of(x)).leases().get(0).generation();
+            c.restart();
+            advanceBoth(serverClock, adapterTime, Duration.ofSeconds(60));
+
+            NameStatus status = c.mcf.runtime().leases().inspect("doubt/account", 1).get(0);
+            assertEquals(1, status.holders().size(), "held by the lease server for the prepared branch");
+            assertNotNull(status.holders().get(0).inDoubtUntil(), "and shown as held in doubt");
+            LeaseBusyException busy = assertThrows(LeaseBusyException.class, () -> c.mcf.runtime().leases().acquire(
+                    LeaseRequest.builder(new HolderId("other-server", "t"), "doubt/account").waitFor(Duration.ZERO)
+                            .build()));
+            assertTrue(busy.getMessage().contains("doubt/account"), busy.getMessage());
+
+            XAResource recovered = ((LeaseholdManagedConnection) c.mcf.createManagedConnection(null, null))
+                    .getXAResource();
+            assertArrayEquals(new Xid[] {x}, recovered.recover(XAResource.TMSTARTRSCAN | XAResource.TMENDRSCAN));
+            recovered.commit(x, false);
+            List<Message> log = c.messages();
+            assertEquals(List.of("prepared, then the server stopped"), log.stream()
+                    .map(m -> new String(m.payload(), StandardCharsets.UTF_8)).toList());
+            assertEquals(generation, log.get(0).leases().get(0).generation(), "under the generation it prepared with");
+            assertEquals(0, c.rm().metrics().getHeuristicRollbacks());
+            assertEquals(0, recovered.recover(XAResource.TMSTARTRSCAN).length);
+            NameStatus after = c.mcf.runtime().leases().inspect("doubt/account", 1).get(0);
+            assertTrue(after.holders().isEmpty(), "released after the commit");
+            assertEquals(log.get(0).timestamp(), after.floor(), "with the frame's timestamp as watermark");
+        }
+    }
+
+    /** The same crash, with the restart later than the in-doubt hold: the leases are gone, the outcome heuristic. */
+    @Test
+    void aRestartLaterThanTheInDoubtHoldEndsInAHeuristicRollbackReported() throws Exception {
+        Instant start = Instant.parse("2026-03-01T10:00:00Z");
+        ManualTimeSource adapterTime = new ManualTimeSource(start);
+        try (LeaseServer held = LeaseServer.start(ServerConfig.loopback(EngineConfig.defaults()
+                .withQuietPeriod(Duration.ZERO)).withTestClock(start));
+                TestClockClient serverClock = new TestClockClient(held.address());
+                AdapterFixture c = new AdapterFixture(AdapterFixture.freshRoot("remote-late"), adapterTime, mcf -> {
+                    mcf.setLeaseService("remote:" + held.address());
+                    mcf.setWriterId("fleet-late");
+                    mcf.setInDoubtHoldMillis(20_000L);
+                })) {
+            Xid x = new XidKey(4242, bytes("remote-late"), new byte[] {1});
+            XAResource xa = branch(c, x, "late/account", "too late");
+            assertEquals(XAResource.XA_OK, xa.prepare(x));
+            c.restart();
+            advanceBoth(serverClock, adapterTime, Duration.ofSeconds(40));
+            assertTrue(c.mcf.runtime().leases().inspect("late/account", 1).get(0).holders().isEmpty(),
+                    "the hold ended, and the leases with it");
+            XAResource recovered = ((LeaseholdManagedConnection) c.mcf.createManagedConnection(null, null))
+                    .getXAResource();
+            XAException e = assertThrows(XAException.class, () -> recovered.commit(x, false));
+            assertEquals(XAException.XA_HEURRB, e.errorCode);
+            assertTrue(e.getMessage().contains("its leases ended with the restart"), e.getMessage());
+            assertTrue(c.messages().isEmpty(), "never written late");
+            assertEquals(1, c.rm().metrics().getHeuristicBranches().length, "listed until forgotten");
+            recovered.forget(x);
+            assertEquals(0, c.rm().metrics().getHeuristicBranches().length);
         }
     }
 

@@ -165,6 +165,9 @@ class RequestRangesTest {
                     (id, ref) -> release(id, ReleaseRequest.newBuilder().setLease(ref).setWatermarkMicros(v))));
             cases.add(new Case("Renew", "deadline_micros", v, INSTANT,
                     (id, ref) -> renew(id, RenewRequest.newBuilder().setLease(ref).setDeadlineMicros(v))));
+            cases.add(new Case("Renew", "hold_in_doubt_until_micros", v, INSTANT,
+                    (id, ref) -> renew(id, RenewRequest.newBuilder().setLease(ref)
+                            .setDeadlineMicros(ref.getDeadlineMicros()).setHoldInDoubtUntilMicros(v))));
             cases.add(new Case("Upgrade", "deadline_micros", v, INSTANT,
                     (id, ref) -> upgrade(id, UpgradeRequest.newBuilder().setLease(ref).setDeadlineMicros(v))));
         }

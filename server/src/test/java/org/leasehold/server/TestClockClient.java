@@ -21,11 +21,11 @@ import org.leasehold.remote.proto.ResetForTestRequest;
 import org.leasehold.time.Micros;
 
 /** The test-only calls of a server on a test clock: move its clock, wait for it, reset its engine. */
-final class TestClockClient implements AutoCloseable {
+public final class TestClockClient implements AutoCloseable {
     private final ManagedChannel channel;
     private final LeaseholdGrpc.LeaseholdBlockingStub stub;
 
-    TestClockClient(String address) {
+    public TestClockClient(String address) {
         this(address, null);
     }
 
@@ -45,7 +45,7 @@ final class TestClockClient implements AutoCloseable {
         return stub;
     }
 
-    Instant advance(Duration d) {
+    public Instant advance(Duration d) {
         return ProtoCodec.instant(stub.advanceTestClock(AdvanceTestClockRequest.newBuilder().setMicros(Micros.of(d))
                 .build()).getNowMicros());
     }

@@ -691,11 +691,13 @@ final class ResourceManager {
             renewer.untrack(u);
             releaseAll(u, u.lastWritten());
         } else if (u.state() == UnitOfWork.State.ACTIVE) {
-            // The transaction ended without the transaction manager ending this branch (it never reached the
-            // two phases): nothing was written under the leases.
-            if (status != Status.STATUS_COMMITTED) {
-                abandon(u);
+            // The transaction ended without the transaction manager ending this branch (it never reached the two
+            // phases): nothing was written under the leases, which are released.
+            if (status == Status.STATUS_COMMITTED && !u.payloads().isEmpty()) {
+                LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4215 the transaction of {0} committed without committing "
+                        + "this branch: its {1} message(s) were not written", u, u.payloads().size());
             }
+            abandon(u);
         }
         // PREPARED: the transaction manager has not decided this branch yet (it will, or recovery will); ENDED: the
         // branch released its leases when it ended (rolled back).
@@ -765,7 +767,8 @@ final class ResourceManager {
             if (e.undecided()) {
                 out.add(e.xid() + " prepared at " + e.preparedAt() + (reinstated.contains(e.xid())
                         ? ", its leases held again after a restart" : branches.containsKey(e.xid()) ? ""
-                                : ", its leases gone"));
+                                : ", before a restart: its leases are not held by this server (its commit takes them "
+                                        + "back if the lease service still holds them for it)"));
             }
         }
         return out;

@@ -29,7 +29,7 @@ final class Deployments {
         return plainWar(name)
                 .setManifest(new StringAsset(ADAPTER_DEPENDENCY))
                 .addAsWebInfResource(new StringAsset(jbossWeb("eis/leasehold/tx", "eis/leasehold/cdi",
-                        "jdbc/leasehold-it")), "jboss-web.xml");
+                        "eis/leasehold/owned-a", "eis/leasehold/owned-b", "jdbc/leasehold-it")), "jboss-web.xml");
     }
 
     /**
@@ -54,7 +54,8 @@ final class Deployments {
     /** A war with the watchdog, the independent checkers and CDI enabled, and nothing about where the adapter is. */
     static WebArchive plainWar(String name) {
         return ShrinkWrap.create(WebArchive.class, name)
-                .addClasses(ParentWatchdog.class, Stored.class, LogChecker.class, JournalReader.class, Lookups.class)
+                .addClasses(ParentWatchdog.class, Stored.class, LogChecker.class, JournalReader.class, Lookups.class,
+                        ServerLog.class)
                 .addAsWebInfResource(EmptyAsset.INSTANCE, "beans.xml");
     }
 

@@ -6,12 +6,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.leasehold.it.Lookups.micros;
 import static org.leasehold.it.Lookups.uid;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import javax.naming.NamingException;
 
 import jakarta.ejb.EJB;
 import jakarta.enterprise.concurrent.ManagedExecutorService;
@@ -31,6 +39,7 @@ import org.leasehold.connector.LeaseOptions;
 import org.leasehold.it.app.AppDefinedLedger;
 import org.leasehold.it.app.LeasedLedgerBean;
 import org.leasehold.it.app.LeasedLedgerEjb;
+import org.leasehold.it.app.OwnedLogLedger;
 import org.leasehold.it.app.SessionEventRecorder;
 import org.leasehold.it.app.TransferBatch;
 import org.leasehold.it.check.Stored;
@@ -49,6 +58,8 @@ class InjectionIT {
     private static final String LOG = "cdi";
     private static final String FACTORY = "eis/leasehold/cdi";
     private static final String APP_LOG = "app";
+    /** The adapter's reason for refusing a second embedded owner of the log 'owned', up to the instant it lapses. */
+    private static final Pattern REASON = Pattern.compile("the log 'owned' in .*? its ownership lapses at [0-9T:.-]+Z");
 
     @Inject
     private AppDefinedLedger appDefined;
@@ -56,7 +67,8 @@ class InjectionIT {
     @Deployment
     static WebArchive app() {
         return Deployments.war("injection.war")
-                .addClasses(LeasedLedgerEjb.class, LeasedLedgerBean.class, TransferBatch.class, SessionEventRecorder.class)
+                .addClasses(LeasedLedgerEjb.class, LeasedLedgerBean.class, TransferBatch.class, SessionEventRecorder.class,
+                        OwnedLogLedger.class)
                 .addAsLibraries(Deployments.microFile("leasehold-cdi.jar"))
                 .addClass(AppDefinedLedger.class)
                 .addAsResource(new StringAsset("leasehold.connection-factory=" + FACTORY + "\n"),
@@ -87,6 +99,8 @@ class InjectionIT {
     private TransferBatch batch;
     @Inject
     private SessionEventRecorder recorder;
+    @EJB
+    private OwnedLogLedger owned;
 
     private static LogChecker.Result stored() throws Exception {
         LogChecker.Result r = Stored.log(Stored.itRoot(), LOG);
@@ -303,6 +317,73 @@ class InjectionIT {
         LogChecker.Msg m = storedOnce(r, "deposit " + account + " 5");
         assertEquals(held.get(0).grant("account/" + account).generation(), m.generationOf("account/" + account));
         assertEquals(List.of(), Stored.withText(stored(), "deposit " + account + " 5"), "not in the pool's log");
+    }
+
+    /**
+     * A second embedded-mode owner of a log: the server's factories {@link OwnedLogLedger#A} and {@link OwnedLogLedger#B}
+     * are on the same store and log with different writers. The one whose runtime starts first owns the log (on Payara
+     * the first used, A here; on WildFly the first the server creates when the adapter starts); the other is exactly in
+     * the state of a second server on that log. A {@code @Leased} call and a direct connection through it fail with the
+     * owner and when its ownership lapses (not a hint to define a factory), and the server log says the same
+     * ({@code LEASEHOLD-4008}).
+     */
+    @Test
+    void aSecondEmbeddedOwnerOfALogSaysWhoOwnsItAndWhenThatLapses() throws Exception {
+        String account = uid();
+        Map<String, String> writers = Map.of(OwnedLogLedger.A, "it-owned-a", OwnedLogLedger.B, "it-owned-b");
+        List<String> owners = new ArrayList<>();
+        try (ServerLog serverLog = ServerLog.capture()) {
+            Map<String, Exception> refused = new HashMap<>();
+            for (String name : List.of(OwnedLogLedger.A, OwnedLogLedger.B)) {
+                // Payara creates the factory at its lookup, which fails for the second owner; WildFly created it when
+                // the adapter started, and the connection fails.
+                try (LeaseConnection c = Lookups.<LeaseConnectionFactory>lookup(name).getConnection()) {
+                    c.acquire("account/" + account);
+                    c.append((name + " " + account).getBytes(StandardCharsets.UTF_8));
+                    owners.add(name);
+                } catch (Exception e) {
+                    refused.put(name, e);
+                }
+            }
+            assertEquals(1, owners.size(), () -> "exactly one of the two factories on the log owns it; owners " + owners
+                    + ", refused " + refused);
+            String second = refused.keySet().iterator().next();
+            String owner = writers.get(owners.get(0));
+            Exception direct = refused.get(second);
+            Exception viaLeased = assertThrows(Exception.class, () -> {
+                if (second.equals(OwnedLogLedger.A)) {
+                    owned.depositThroughA(account, 1);
+                } else {
+                    owned.depositThroughB(account, 1);
+                }
+            }, "a @Leased call through the second owner's factory");
+            System.out.println("second owner: " + owners.get(0) + " owns the log, " + second + " is refused");
+            for (Exception failed : List.of(direct, viaLeased)) {
+                List<String> chain = ServerLog.chain(failed);
+                System.out.println("second owner: the application got " + String.join("\n  caused by ", chain));
+                assertTrue(chain.stream().noneMatch(m -> m.contains("define one")), () -> "a JNDI hint instead of the "
+                        + "reason: " + chain);
+                // What the application reads in the exception's message. Only the lookup on Payara fails in the
+                // server's own naming code, whose message is its own: there the reason is among the causes.
+                String told = failed instanceof NamingException ? String.join("\n", chain) : failed.getMessage();
+                assertTrue(told.contains("the log 'owned'") && told.contains("writer '" + owner + "'")
+                        && told.contains("ownership lapses at"), () -> "the message does not say who owns the log and "
+                        + "when that lapses: " + told);
+                // The adapter's reason, as the server logged it: from the log's name to the instant it lapses.
+                Matcher said = REASON.matcher(told);
+                assertTrue(said.find(), told);
+                String reason = said.group();
+                List<String> logged = serverLog.lines("LEASEHOLD-4008", reason);
+                assertTrue(!logged.isEmpty(), () -> "no LEASEHOLD-4008 line with '" + reason + "' among "
+                        + serverLog.lines("LEASEHOLD-4008"));
+            }
+            System.out.println("second owner: the server logged " + serverLog.lines("LEASEHOLD-4008", "'owned'"));
+        }
+        LogChecker.Result r = Stored.log(Stored.itRoot(), "owned");
+        assertEquals(List.of(), r.violations());
+        assertEquals(1, Stored.withText(r, owners.get(0) + " " + account).size(), "the owner's message is stored");
+        assertEquals(List.of(), Stored.withText(r, "owned-a " + account + " 1"), "the second owner wrote nothing");
+        assertEquals(List.of(), Stored.withText(r, "owned-b " + account + " 1"), "the second owner wrote nothing");
     }
 
     @Test

@@ -364,4 +364,105 @@ class TransactionsIT {
         assertTrue(JournalReader.read(JournalReader.dir(Stored.itRoot(), LOG, WRITER)).promising(run + "-younger-1")
                 .isEmpty(), "the younger never prepared");
     }
+
+    /**
+     * A rollback caused by a broken lease says why, to the application and in the server log: an older transaction
+     * breaks the tentative lease of a younger one (wound-wait) that does not touch its connection again, so the
+     * younger learns of it only when it commits. Once as an EJB method (container-managed transaction), once with a
+     * {@code UserTransaction}: the exception the application gets carries the reason (somewhere among its causes and
+     * suppressed exceptions), and the server logs {@code LEASEHOLD-4208} with it.
+     */
+    @Test
+    void aRollbackByABrokenLeaseCarriesTheReasonToTheApplicationAndTheServerLog() throws Exception {
+        String run = uid();
+        LeaseConnectionFactory f = factory();
+        ManagedExecutorService executor = Lookups.lookup("java:comp/DefaultManagedExecutorService");
+        try (ServerLog serverLog = ServerLog.capture()) {
+            String ejbName = "account/" + run + "-wounded-ejb";
+            CountDownLatch ejbHolds = new CountDownLatch(1);
+            CountDownLatch ejbGoOn = new CountDownLatch(1);
+            Future<Lease> olderOfEjb = olderBreaks(executor, f, ejbName, run + "-older-ejb", ejbHolds, ejbGoOn);
+            Exception fromEjb = assertThrows(Exception.class, () -> ledger.recordAndWait(ejbName,
+                    Duration.ofMillis(1_500), run + "-younger-ejb", ejbHolds, ejbGoOn),
+                    "the commit of an EJB method whose lease an older transaction broke");
+            olderOfEjb.get(60, TimeUnit.SECONDS);
+
+            String utName = "account/" + run + "-wounded-ut";
+            CountDownLatch utHolds = new CountDownLatch(1);
+            CountDownLatch utGoOn = new CountDownLatch(1);
+            Future<Lease> olderOfUt = olderBreaks(executor, f, utName, run + "-older-ut", utHolds, utGoOn);
+            UserTransaction ut = Lookups.userTransaction();
+            Exception fromUt;
+            ut.begin();
+            try {
+                try (LeaseConnection c = f.getConnection()) {
+                    c.acquire(LeaseOptions.of(utName).leaseFor(Duration.ofMillis(1_500)));
+                    c.append(bytes(run + "-younger-ut"));
+                }
+                utHolds.countDown();
+                assertTrue(utGoOn.await(60, TimeUnit.SECONDS), "the older transaction never committed");
+                fromUt = assertThrows(RollbackException.class, ut::commit,
+                        "the commit of a transaction whose lease an older transaction broke");
+            } finally {
+                Lookups.rollbackIfActive(ut);
+            }
+            olderOfUt.get(60, TimeUnit.SECONDS);
+
+            for (Exception failed : List.of(fromEjb, fromUt)) {
+                List<String> chain = ServerLog.chain(failed);
+                System.out.println("broken lease: the application got " + String.join("\n  caused by ", chain));
+            }
+            List<String> logged = serverLog.lines("LEASEHOLD-4208", run + "-wounded-");
+            System.out.println("broken lease: the server logged " + logged);
+            for (String name : List.of(ejbName, utName)) {
+                // Said when the transaction completes, not only as a vote at prepare.
+                assertTrue(logged.stream().anyMatch(l -> l.contains("the transaction of") && l.contains(name)
+                        && l.contains("rolls back") && l.contains("was broken at") && l.contains("older requester")),
+                        () -> "no LEASEHOLD-4208 line with the reason for " + name + " among "
+                                + serverLog.lines("LEASEHOLD-4208"));
+            }
+            for (Exception failed : List.of(fromEjb, fromUt)) {
+                List<String> chain = ServerLog.chain(failed);
+                assertTrue(chain.stream().anyMatch(m -> m.startsWith(LeaseLostException.class.getName() + ": ")
+                        && m.contains("was broken at") && m.contains("older requester")),
+                        () -> "the application's exception does not say why the transaction rolled back: " + chain);
+            }
+        }
+        LogChecker.Result r = stored();
+        storedOnce(r, run + "-older-ejb");
+        storedOnce(r, run + "-older-ut");
+        assertEquals(List.of(), Stored.startingWith(r, run + "-younger"), "nothing of the younger ones was written");
+    }
+
+    /**
+     * Starts, on {@code executor}, an older transaction: it enlists a connection of {@code f} (its age is taken there),
+     * waits until {@code youngerHolds} opens, takes {@code name} (breaking the younger's tentative lease), appends
+     * {@code text}, commits, and opens {@code committed}. Returns once the older transaction has started.
+     */
+    private static Future<Lease> olderBreaks(ManagedExecutorService executor, LeaseConnectionFactory f, String name,
+            String text, CountDownLatch youngerHolds, CountDownLatch committed) throws InterruptedException {
+        CountDownLatch olderStarted = new CountDownLatch(1);
+        Future<Lease> older = executor.submit(() -> {
+            UserTransaction ut = Lookups.userTransaction();
+            ut.begin();
+            try {
+                Lease l;
+                try (LeaseConnection c = f.getConnection()) {
+                    olderStarted.countDown();
+                    if (!youngerHolds.await(60, TimeUnit.SECONDS)) {
+                        throw new IllegalStateException("the younger transaction never took its lease");
+                    }
+                    l = c.acquire(name); // wound-wait: breaks the younger's tentative lease
+                    c.append(bytes(text));
+                }
+                ut.commit();
+                committed.countDown();
+                return l;
+            } finally {
+                Lookups.rollbackIfActive(ut);
+            }
+        });
+        assertTrue(olderStarted.await(60, TimeUnit.SECONDS), "the older transaction never started");
+        return older;
+    }
 }

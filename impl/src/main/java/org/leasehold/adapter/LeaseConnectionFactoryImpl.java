@@ -1,5 +1,9 @@
 package org.leasehold.adapter;
 
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Set;
+
 import javax.naming.NamingException;
 import javax.naming.Reference;
 
@@ -35,8 +39,26 @@ public final class LeaseConnectionFactoryImpl implements LeaseConnectionFactory 
             if (cause instanceof LeaseholdException le) {
                 throw le;
             }
-            throw new ConnectorException("no Leasehold connection could be allocated: " + e.getMessage(), e);
+            String reason = adapterReason(e);
+            throw new ConnectorException("no Leasehold connection could be allocated: " + reason
+                    + (reason.equals(e.getMessage()) ? "" : " (" + e.getMessage() + ")"), e);
         }
+    }
+
+    /**
+     * The innermost explanation in {@code e}'s chain. A container wraps the adapter's own exception (a runtime that
+     * could not start, because another server owns the log, say) in one of its own ("IJ000453: Unable to get managed
+     * connection for ..."); the adapter's is the one that says what happened and what to do.
+     */
+    private static String adapterReason(ResourceException e) {
+        String found = String.valueOf(e.getMessage());
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (Throwable t = e.getCause(); t != null && seen.add(t); t = t.getCause()) {
+            if (t instanceof ResourceException && t.getMessage() != null) {
+                found = t.getMessage();
+            }
+        }
+        return found;
     }
 
     @Override

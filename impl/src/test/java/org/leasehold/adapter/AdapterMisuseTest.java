@@ -217,6 +217,26 @@ class AdapterMisuseTest {
                 try {
                     LeaseholdException e = assertThrows(LeaseholdException.class, () -> created.get(0).getConnection());
                     assertTrue(e.getMessage().contains("serves one server only"), e.getMessage());
+                    // A container wraps the adapter's exception in its own (IronJacamar: IJ000453); the message the
+                    // application gets still begins with the adapter's reason.
+                    LeaseholdManagedConnectionFactory mcf = new LeaseholdManagedConnectionFactory();
+                    mcf.setBagStoreRoot(root.toString());
+                    mcf.setLog("ledger");
+                    mcf.setWriterId("server-b");
+                    mcf.setResourceAdapter(second);
+                    LeaseConnectionFactoryImpl wrapped = new LeaseConnectionFactoryImpl(mcf, (m, info) -> {
+                        try {
+                            return m.createManagedConnection(null, info);
+                        } catch (ResourceException inner) {
+                            throw new ResourceException("IJ000453: Unable to get managed connection for eis/x", inner);
+                        }
+                    });
+                    LeaseholdException w = assertThrows(LeaseholdException.class, wrapped::getConnection);
+                    assertTrue(w.getMessage().startsWith("no Leasehold connection could be allocated: the log "),
+                            w.getMessage());
+                    assertTrue(w.getMessage().contains("writer 'server-a'") && w.getMessage().contains(
+                            "ownership lapses at") && w.getMessage().endsWith("(IJ000453: Unable to get managed "
+                            + "connection for eis/x)"), w.getMessage());
                 } finally {
                     second.stop();
                 }

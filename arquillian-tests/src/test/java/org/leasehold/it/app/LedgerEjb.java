@@ -6,7 +6,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import javax.sql.DataSource;
 
@@ -18,6 +21,7 @@ import jakarta.ejb.TransactionAttributeType;
 import org.leasehold.LeaseholdException;
 import org.leasehold.connector.LeaseConnection;
 import org.leasehold.connector.LeaseConnectionFactory;
+import org.leasehold.connector.LeaseOptions;
 import org.leasehold.lease.Lease;
 
 /**
@@ -42,6 +46,23 @@ public class LedgerEjb {
                 c.append(m.getBytes(StandardCharsets.UTF_8));
             }
             return lease;
+        }
+    }
+
+    /**
+     * Takes a lease on {@code name} for {@code leaseTime} and appends {@code text} under it, says so through
+     * {@code holding}, then waits until {@code proceed} opens (at most a minute) without touching the connection again,
+     * and returns: the container commits the transaction after that.
+     */
+    public void recordAndWait(String name, Duration leaseTime, String text, CountDownLatch holding,
+            CountDownLatch proceed) throws LeaseholdException, InterruptedException {
+        try (LeaseConnection c = leases.getConnection()) {
+            c.acquire(LeaseOptions.of(name).leaseFor(leaseTime));
+            c.append(text.getBytes(StandardCharsets.UTF_8));
+        }
+        holding.countDown();
+        if (!proceed.await(60, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("nobody let the transaction of '" + text + "' go on within a minute");
         }
     }
 

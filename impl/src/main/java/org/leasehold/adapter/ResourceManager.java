@@ -364,24 +364,15 @@ final class ResourceManager {
                 abandon(u);
                 throw xa(XAException.XA_RBROLLBACK, u + " lost a lease before prepare: " + u.lostReason());
             }
-            if (u.payloads().isEmpty()) {
-                String problem = readOnlyProblem(u);
-                if (problem != null) {
-                    abandon(u);
-                    metrics.rolledBack();
-                    LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4208 prepare of {0} votes rollback: {1}", u, problem);
-                    throw xa(XAException.XA_RBROLLBACK, "prepare of " + u + " votes rollback: " + problem);
-                }
+            boolean readOnly = u.payloads().isEmpty();
+            String problem = readOnly ? readOnlyProblem(u) : upgradeAll(u);
+            if (problem != null) {
+                throw rollbackVote(u, "prepare of " + u + " votes rollback: " + problem);
+            }
+            if (readOnly) {
                 endWithoutWriting(u);
                 metrics.readOnly();
                 return XAResource.XA_RDONLY;
-            }
-            String problem = upgradeAll(u);
-            if (problem != null) {
-                abandon(u);
-                metrics.rolledBack();
-                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4208 prepare of {0} votes rollback: {1}", u, problem);
-                throw xa(XAException.XA_RBROLLBACK, "prepare of " + u + " votes rollback: " + problem);
             }
             Instant at = time.now();
             try {
@@ -501,25 +492,15 @@ final class ResourceManager {
             abandon(u);
             throw xa(XAException.XA_RBROLLBACK, u + " lost a lease: " + u.lostReason());
         }
-        if (u.payloads().isEmpty()) {
-            String readOnly = readOnlyProblem(u);
-            if (readOnly != null) {
-                abandon(u);
-                metrics.rolledBack();
-                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4208 one-phase commit of {0} rolls back: {1}", u,
-                        readOnly);
-                throw xa(XAException.XA_RBROLLBACK, "one-phase commit of " + u + " rolled back: " + readOnly);
-            }
+        boolean readOnly = u.payloads().isEmpty();
+        String problem = readOnly ? readOnlyProblem(u) : upgradeAll(u);
+        if (problem != null) {
+            throw rollbackVote(u, "one-phase commit of " + u + " rolled back: " + problem);
+        }
+        if (readOnly) {
             endWithoutWriting(u);
             metrics.readOnly();
             return;
-        }
-        String problem = upgradeAll(u);
-        if (problem != null) {
-            abandon(u);
-            metrics.rolledBack();
-            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4208 one-phase commit of {0} rolls back: {1}", u, problem);
-            throw xa(XAException.XA_RBROLLBACK, "one-phase commit of " + u + " rolled back: " + problem);
         }
         try {
             write(u);
@@ -535,6 +516,14 @@ final class ResourceManager {
         }
         metrics.onePhaseCommitted();
         finish(u);
+    }
+
+    /** Ends {@code u} without writing, counts and logs the rollback ({@code LEASEHOLD-4208}): the vote to throw. */
+    private XAException rollbackVote(UnitOfWork u, String why) {
+        abandon(u);
+        metrics.rolledBack();
+        LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4208 {0}", why);
+        return xa(XAException.XA_RBROLLBACK, why);
     }
 
     /** The reason the unit cannot commit any more (a lost or ended lease), or null. */

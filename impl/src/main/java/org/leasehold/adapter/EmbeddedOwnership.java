@@ -38,6 +38,10 @@ import org.leasehold.time.TimeSource;
 final class EmbeddedOwnership implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(EmbeddedOwnership.class.getName());
     private static final String PREFIX = "owner.";
+    /** The header line is well within this. */
+    private static final int HEAD_BYTES = 4096;
+    /** The last heartbeats are well within this (a heartbeat line is about 17 bytes). */
+    private static final int TAIL_BYTES = 64 * 1024;
 
     /** Why a claim failed; the message says who owns the log and what to do. */
     static final class OwnedElsewhereException extends Exception {
@@ -212,40 +216,45 @@ final class EmbeddedOwnership implements AutoCloseable {
     private record Previous(String writer, Duration ttl, long lastHeartbeat) {
     }
 
+    /**
+     * The owner's header (the first line) and its last heartbeat (the last complete line). The file grows by a line
+     * each heartbeat for as long as its owner lives, so its head and its tail are read, never the whole: a month of
+     * heartbeats is tens of megabytes, and reading only a prefix would take a live owner's first heartbeats for its
+     * last.
+     */
     private static Previous read(NfsSafeFiles fs, Path f) throws IOException {
-        String text;
+        String head;
+        String tail;
         try (FileChannel ch = fs.openForRead(f)) {
-            ByteBuffer b = ByteBuffer.allocate((int) Math.min(ch.size(), 1 << 20));
-            while (b.hasRemaining() && ch.read(b, b.position()) > 0) {
-                // Reads until full or at the end.
-            }
-            text = new String(b.array(), 0, b.position(), StandardCharsets.UTF_8);
+            long size = ch.size();
+            head = readText(ch, 0, (int) Math.min(size, HEAD_BYTES));
+            long tailFrom = Math.max(0, size - TAIL_BYTES);
+            tail = readText(ch, tailFrom, (int) (size - tailFrom));
         }
         String writer = "?";
         Duration ttl = Duration.ofSeconds(8);
-        long last = Long.MIN_VALUE;
-        List<String> lines = List.of(text.split("\n", -1));
-        // The last element follows the final newline: empty, or a torn line being written. Either way not counted.
-        for (int i = 0; i < lines.size() - 1; i++) {
-            String line = lines.get(i).trim();
-            if (i == 0) {
-                for (String part : line.split(" ")) {
-                    if (part.startsWith("writer=")) {
-                        writer = part.substring(7);
-                    } else if (part.startsWith("ttl=")) {
-                        try {
-                            ttl = Duration.ofMillis(Long.parseLong(part.substring(4)));
-                        } catch (NumberFormatException e) {
-                            // Keeps the default TTL: the conservative choice is a long one, but 8 s is the default.
-                        }
-                    }
-                }
-            } else {
+        int firstEnd = head.indexOf('\n');
+        String header = firstEnd < 0 ? "" : head.substring(0, firstEnd).trim();
+        for (String part : header.split(" ")) {
+            if (part.startsWith("writer=")) {
+                writer = part.substring(7);
+            } else if (part.startsWith("ttl=")) {
                 try {
-                    last = Math.max(last, Long.parseLong(line));
+                    ttl = Duration.ofMillis(Long.parseLong(part.substring(4)));
                 } catch (NumberFormatException e) {
-                    // A damaged line: skipped.
+                    // Keeps the default TTL: the conservative choice is a long one, but 8 s is the default.
                 }
+            }
+        }
+        long last = Long.MIN_VALUE;
+        List<String> lines = List.of(tail.split("\n", -1));
+        // The first element is the header (a whole file) or a line cut by the tail's start; the last follows the final
+        // newline: empty, or a torn line being written. Neither is a heartbeat.
+        for (int i = 1; i < lines.size() - 1; i++) {
+            try {
+                last = Math.max(last, Long.parseLong(lines.get(i).trim()));
+            } catch (NumberFormatException e) {
+                // A damaged line: skipped.
             }
         }
         if (last == Long.MIN_VALUE) {
@@ -253,6 +262,14 @@ final class EmbeddedOwnership implements AutoCloseable {
             last = 0;
         }
         return new Previous(writer, ttl, last);
+    }
+
+    private static String readText(FileChannel ch, long from, int length) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(length);
+        while (b.hasRemaining() && ch.read(b, from + b.position()) > 0) {
+            // Reads until full or at the end.
+        }
+        return new String(b.array(), 0, b.position(), StandardCharsets.UTF_8);
     }
 
     @Override

@@ -57,7 +57,7 @@ public final class AdapterMetrics implements AdapterMetricsMBean {
                 name = n;
             }
         } catch (JMException | SecurityException e) {
-            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4401 the adapter's metrics MBean could not be registered: {0}",
+            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4013 the adapter's metrics MBean could not be registered: {0}",
                     e.toString());
         }
     }

@@ -110,7 +110,7 @@ public final class LeaseholdResourceAdapter implements ResourceAdapter {
             try {
                 r.close();
             } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4402 stopping a runtime failed: {0}", e.toString());
+                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4014 stopping a runtime failed: {0}", e.toString());
             }
         }
         runtimes.clear();

@@ -518,11 +518,11 @@ final class ResourceManager {
         finish(u);
     }
 
-    /** Ends {@code u} without writing, counts and logs the rollback ({@code LEASEHOLD-4208}): the vote to throw. */
+    /** Ends {@code u} without writing, counts and logs the rollback ({@code LEASEHOLD-4216}): the vote to throw. */
     private XAException rollbackVote(UnitOfWork u, String why) {
         abandon(u);
         metrics.rolledBack();
-        LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4208 {0}", why);
+        LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4216 {0}", why);
         return xa(XAException.XA_RBROLLBACK, why);
     }
 
@@ -781,7 +781,7 @@ final class ResourceManager {
                     continue; // commit finds the frame and ends the branch committed, once
                 }
             } catch (XAException ex) {
-                LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4212 prepared branch {0} could not be checked against the "
+                LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4217 prepared branch {0} could not be checked against the "
                         + "log ({1}); its leases are not held again", e.xid(), ex.getMessage());
                 continue;
             }

@@ -595,7 +595,7 @@ final class SocketSession implements SessionChannel {
             try {
                 raw.close();
             } catch (IOException e) {
-                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-3102 closing the socket to {0}: {1}", endpoint.address,
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-3104 closing the socket to {0}: {1}", endpoint.address,
                         e.getMessage());
             }
             requests.failAll(this, why);

@@ -314,7 +314,7 @@ final class Appender {
                 try {
                     r.run();
                 } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-2106 a background task of log ''" + log.name()
+                    LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-6106 a background task of log ''" + log.name()
                             + "'' failed", e);
                 }
             }
@@ -326,7 +326,7 @@ final class Appender {
                     }
                     retired.clear();
                 } catch (RuntimeException | Error e) {
-                    LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-2107 the committer of log ''" + log.name()
+                    LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-6107 the committer of log ''" + log.name()
                             + "'' failed unexpectedly", e);
                     for (Pending p : batch) {
                         p.future.completeExceptionally(new WriteOutcomeUnknownException("the committer of log '"
@@ -649,7 +649,7 @@ final class Appender {
                     sealed.add(bucket);
                     throw sealedBefore(bucket);
                 }
-                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-2101 data file {0} of bucket {1} of log ''{2}'' cannot "
+                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-6101 data file {0} of bucket {1} of log ''{2}'' cannot "
                         + "be opened for writing ({3}) although the bucket is not sealed (its mode was changed by "
                         + "hand?); continuing in a new data file", f.name, log.bucketPath(bucket), log.name(),
                         IoErrors.describe(e));
@@ -659,7 +659,7 @@ final class Appender {
             long size = ch.size();
             if (size != f.size) {
                 ch.close();
-                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-2102 data file {0} of bucket {1} of log ''{2}'' is {3} "
+                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-6102 data file {0} of bucket {1} of log ''{2}'' is {3} "
                         + "bytes but this writer wrote {4}: something else wrote to it; continuing in a new data file",
                         f.name, log.bucketPath(bucket), log.name(), size, f.size);
                 f.abandoned = true;
@@ -760,7 +760,7 @@ final class Appender {
                 ch.force(false);
                 forces.increment();
             } catch (IOException e) {
-                LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-2103 could not force data file {0} of log ''{1}'' ({2}): "
+                LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-6103 could not force data file {0} of log ''{1}'' ({2}): "
                         + "messages acknowledged in it are visible but may not survive a machine crash", f.path,
                         log.name(), IoErrors.describe(e));
             }
@@ -774,7 +774,7 @@ final class Appender {
             try {
                 ch.close();
             } catch (IOException e) {
-                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2104 closing {0}: {1}", f.path, e);
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-6104 closing {0}: {1}", f.path, e);
             }
         }
     }

@@ -99,7 +99,7 @@ final class BucketWalker {
             }
             long start = parentStart + within;
             if (Math.floorMod(start, width) != 0) {
-                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-2301 ignoring bucket directory {0} starting at {1} µs: "
+                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-6301 ignoring bucket directory {0} starting at {1} µs: "
                         + "not aligned to the log''s bucket width of {2} µs", name, start, width);
                 return null;
             }

@@ -101,7 +101,7 @@ public final class FileBagStore implements BagStore {
         this.writerId = writerLock.writerId();
         this.sealer = new Sealer(fs, writerId, time);
         this.metronome = config.metronome() ? new Metronome(this, Micros.of(config.metronomeLookback())) : null;
-        LOG.log(System.Logger.Level.INFO, "LEASEHOLD-2001 bag store opened at {0} as writer {1} (bucket {2}, grace {3}, "
+        LOG.log(System.Logger.Level.INFO, "LEASEHOLD-6001 bag store opened at {0} as writer {1} (bucket {2}, grace {3}, "
                 + "max clock error {4}, flush {5})", config.root(), writerId, config.bucketWidth(), config.grace(),
                 config.maxClockError(), config.flushPolicy());
     }
@@ -525,7 +525,7 @@ public final class FileBagStore implements BagStore {
         }
         LogGeometry g = readDescriptor(name, dir);
         if (!g.equals(configured)) {
-            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-2003 log ''{0}'' was created with bucket width {1} µs, grace "
+            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-6003 log ''{0}'' was created with bucket width {1} µs, grace "
                     + "{2} µs and max clock error {3} µs; this store is configured otherwise and uses the log''s values "
                     + "(writers and sealers of one log must agree)", name, g.widthMicros(), g.graceMicros(),
                     g.errorMicros());
@@ -636,7 +636,7 @@ public final class FileBagStore implements BagStore {
             }
         }
         SealReport r = sealForSuccessor(h, deadline);
-        LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2004 sealed {0} buckets of log ''{1}'' for the successor of a lease "
+        LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-6004 sealed {0} buckets of log ''{1}'' for the successor of a lease "
                 + "that expired at {2}", r.buckets().size(), h.name(), Micros.toInstant(deadline));
     }
 
@@ -660,6 +660,6 @@ public final class FileBagStore implements BagStore {
         if (ownedTime != null) {
             ownedTime.close();
         }
-        LOG.log(System.Logger.Level.INFO, "LEASEHOLD-2002 bag store at {0} (writer {1}) closed", config.root(), writerId);
+        LOG.log(System.Logger.Level.INFO, "LEASEHOLD-6002 bag store at {0} (writer {1}) closed", config.root(), writerId);
     }
 }

@@ -177,7 +177,7 @@ final class Metronome implements AutoCloseable {
                         sealedBuckets.increment();
                     }
                 } catch (BagStoreException e) {
-                    LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-2401 the metronome could not seal bucket {0} of "
+                    LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-6401 the metronome could not seal bucket {0} of "
                             + "log ''{1}'' (will retry): {2}", st.log.bucketPath(b), st.log.name(), e.getMessage());
                     synchronized (st) {
                         st.retry.add(b);
@@ -210,7 +210,7 @@ final class Metronome implements AutoCloseable {
             } catch (NoSuchFileException e) {
                 continue;
             } catch (IOException e) {
-                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-2402 the metronome could not list log ''{0}'' near {1}: "
+                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-6402 the metronome could not list log ''{0}'' near {1}: "
                         + "{2}", log.name(), Micros.toInstant(minute), IoErrors.describe(e));
                 continue;
             }

@@ -128,7 +128,7 @@ final class Sealer {
                     fs.chmod(dir.resolve(n), READ_ONLY_FILE);
                 } catch (IOException e) {
                     // Defence in depth only (another user's file on NFS cannot be chmod-ed by us); the lock decides.
-                    LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2201 could not make {0} read-only in {1}: {2}", n, where,
+                    LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-6201 could not make {0} read-only in {1}: {2}", n, where,
                             IoErrors.describe(e));
                 }
             }
@@ -159,11 +159,11 @@ final class Sealer {
             try {
                 fs.chmod(dir, READ_ONLY_DIR);
             } catch (IOException e) {
-                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2202 could not make {0} read-only: {1}", where,
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-6202 could not make {0} read-only: {1}", where,
                         IoErrors.describe(e));
             }
             if (won) {
-                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2203 sealed {0}: {1} data files, {2} bytes", where,
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-6203 sealed {0}: {1} data files, {2} bytes", where,
                         entries.size(), mine.totalBytes());
                 return new Result(mine, SealReport.Outcome.SEALED);
             }

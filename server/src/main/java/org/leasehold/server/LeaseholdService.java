@@ -375,7 +375,7 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
             try {
                 call.send(replies.build());
             } catch (RuntimeException gone) {
-                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2102 answers to a gone session dropped: {0}",
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2111 answers to a gone session dropped: {0}",
                         gone.getMessage());
                 for (Outgoing o : batch) {
                     undeliverable(o.grant, "its session was gone when the grant was sent");

@@ -359,7 +359,7 @@ final class SocketTransport implements AutoCloseable {
             String principal = authenticate(hello);
             if (principal == null) {
                 metrics.refused.labelValues("unauthenticated").inc();
-                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2101 unauthenticated socket connection from {0}", remote);
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2310 unauthenticated socket connection from {0}", remote);
                 welcomeError(LeaseError.newBuilder().setKind(LeaseError.Kind.PERMISSION_DENIED).setMessage(
                         "no valid credentials: send a token listed in the server's token file" + (clientCertificates
                                 ? ", or a client certificate signed by the server's client CA" : "")).build());
@@ -403,7 +403,7 @@ final class SocketTransport implements AutoCloseable {
                             .setRequestId(CONNECTION_ERROR_ID).setError(invalid(message))).build());
                 }
             } catch (IOException e) {
-                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2303 telling {0}: {1}", remote, e);
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2311 telling {0}: {1}", remote, e);
             }
         }
 
@@ -452,7 +452,7 @@ final class SocketTransport implements AutoCloseable {
                 try {
                     raw.close();
                 } catch (IOException e) {
-                    LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2305 closing socket connection {0}: {1}", id, e);
+                    LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2312 closing socket connection {0}: {1}", id, e);
                 }
             }
         }

@@ -666,10 +666,13 @@ final class LeaseholdService extends LeaseholdGrpc.LeaseholdImplBase {
         Instant holdUntil = ProtoCodec.renewHoldInDoubtUntil(req);
         Lease renewed = holder.engine().renew(held.lease(), ProtoCodec.renewDeadline(req),
                 req.hasMetadata() ? req.getMetadata() : null);
+        owners.moved(renewed);
         if (holdUntil != null) {
             renewed = holder.engine().holdInDoubt(renewed, holdUntil);
+            // The engine renews it from now on without a call through here: its owner is kept until the hold's end.
+            owners.moved(new Lease(renewed.holder(), renewed.mode(), renewed.kind(), renewed.grantedAt(), holdUntil,
+                    renewed.grants()));
         }
-        owners.moved(renewed);
         return renewed;
     }
 

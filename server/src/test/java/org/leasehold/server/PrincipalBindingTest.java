@@ -11,6 +11,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -191,6 +192,39 @@ class PrincipalBindingTest {
         Lease mine = mallory.acquire(LeaseRequest.builder(MALLORY, name).build());
         mallory.renew(mine, mine.deadline().plusSeconds(1), null);
         mallory.release(mine, null, null);
+    }
+
+    /**
+     * A lease held in doubt is renewed by the server itself, not through a call: it stays bound to its principal for the
+     * whole hold, long after the deadline its holder last saw.
+     */
+    @Test
+    void aLeaseHeldInDoubtStaysBoundToItsPrincipalWhileTheServerRenewsIt() throws Exception {
+        Instant start = Instant.parse("2026-03-01T10:00:00Z");
+        Path tokens = dir.resolve("tokens");
+        Path acl = dir.resolve("acl");
+        try (LeaseServer clocked = LeaseServer.start(ServerConfig.loopback(EngineConfig.defaults()
+                .withQuietPeriod(Duration.ZERO)).withSecurity(null, null, null, tokens, acl).withTestClock(start));
+                TestClockClient clock = new TestClockClient(clocked.address(), TOKEN_OPS)) {
+            RemoteLeaseService billing = new RemoteLeaseService(RemoteClientConfig.builder(clocked.address())
+                    .token(TOKEN_BILLING).callTimeout(Duration.ofSeconds(10)).build());
+            closing.add(billing);
+            RemoteLeaseService mallory = new RemoteLeaseService(RemoteClientConfig.builder(clocked.address())
+                    .token(TOKEN_MALLORY).callTimeout(Duration.ofSeconds(10)).build());
+            closing.add(mallory);
+            Lease held = billing.acquire(LeaseRequest.builder(BILLING, "public/doubt").build());
+            billing.holdInDoubt(held, start.plusSeconds(60));
+            for (int i = 0; i < 15; i++) {
+                clock.advance(Duration.ofSeconds(2)); // 30 s: three of billing's leases, renewed by the server
+            }
+            // Grants sweep the record of leases past their deadline: one now, as any busy server would make.
+            mallory.release(mallory.acquire(LeaseRequest.builder(MALLORY, "public/other").build()), null, null);
+            assertRefusedNamingBoth(assertThrows(LeasePermissionDeniedException.class,
+                    () -> mallory.release(forged(held, BILLING, LeaseKind.FULL), null, null)), "release",
+                    "public/doubt");
+            assertTrue(billing.check("public/doubt", held.grant("public/doubt").generation()), "still billing's");
+            billing.release(billing.renewFor(held, Duration.ofSeconds(5)), null, null);
+        }
     }
 
     @Test

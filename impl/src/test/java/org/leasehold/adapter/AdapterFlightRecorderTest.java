@@ -173,6 +173,34 @@ class AdapterFlightRecorderTest {
     }
 
     @Test
+    void aBranchRolledBackBecauseTheOtherResourceVotedSoIsRecorded() throws Exception {
+        Recording r = record(EVENTS);
+        AdapterTransactionTest.OtherResource other = new AdapterTransactionTest.OtherResource();
+        other.failPrepare = true;
+        fx.tm.begin();
+        fx.tm.getTransaction().enlistResource(other);
+        try (LeaseConnection c = fx.connection()) {
+            c.acquire("account/1");
+            c.append(bytes("debit 1 by 5"));
+        }
+        assertThrows(jakarta.transaction.RollbackException.class, () -> fx.tm.commit());
+        assertTrue(fx.messages().isEmpty());
+
+        List<RecordedEvent> events = dump(r, "rollback");
+
+        List<RecordedEvent> rollbacks = named(events, "org.leasehold.Rollback");
+        assertEquals(1, rollbacks.size(), "one rollback: " + events);
+        RecordedEvent rollback = rollbacks.get(0);
+        assertEquals("rolled back", rollback.getString("outcome"));
+        assertEquals("ledger", rollback.getString("log"));
+        assertEquals(1, rollback.getInt("leaseCount"));
+        assertEquals(1, rollback.getInt("messageCount"));
+        assertEquals(!named(events, "org.leasehold.Prepare").isEmpty(), rollback.getBoolean("prepared"),
+                "prepared exactly when our branch was prepared before the other resource voted");
+        assertTrue(named(events, "org.leasehold.Commit").isEmpty(), "nothing committed");
+    }
+
+    @Test
     void disabledEventsAreNotRecorded() throws Exception {
         Recording r = record(List.of("org.leasehold.Commit"));
         AdapterTransactionTest.OtherResource other = new AdapterTransactionTest.OtherResource();

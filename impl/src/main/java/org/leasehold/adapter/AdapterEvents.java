@@ -7,6 +7,7 @@ import jdk.jfr.Description;
 import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
+import jdk.jfr.StackTrace;
 
 import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.LeaseBusyException;
@@ -73,6 +74,7 @@ final class AdapterEvents {
     @Name("org.leasehold.Acquire")
     @Label("Lease Acquire")
     @Category("Leasehold")
+    @StackTrace(false)
     @Description("Leases asked for by a unit of work: how long it waited and how it ended")
     static final class Acquire extends Event {
         @Label("Log")
@@ -103,6 +105,7 @@ final class AdapterEvents {
     @Name("org.leasehold.Prepare")
     @Label("Branch Prepare")
     @Category("Leasehold")
+    @StackTrace(false)
     @Description("Phase one of a transaction branch: upgrade the leases, record the branch in the journal, vote")
     static final class Prepare extends Event {
         @Label("Log")
@@ -122,6 +125,7 @@ final class AdapterEvents {
     @Name("org.leasehold.Commit")
     @Label("Branch Commit")
     @Category("Leasehold")
+    @StackTrace(false)
     @Description("The commit of a transaction branch: the messages written as one frame, the leases released")
     static final class Commit extends Event {
         @Label("Log")
@@ -143,6 +147,7 @@ final class AdapterEvents {
     @Name("org.leasehold.Rollback")
     @Label("Branch Rollback")
     @Category("Leasehold")
+    @StackTrace(false)
     @Description("The rollback of a transaction branch: its leases released without a watermark")
     static final class Rollback extends Event {
         @Label("Log")

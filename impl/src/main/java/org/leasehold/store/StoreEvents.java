@@ -5,6 +5,7 @@ import jdk.jfr.Description;
 import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
+import jdk.jfr.StackTrace;
 
 /**
  * The bag store's Java Flight Recorder events: one per bucket seal and per read. They cost nothing while JFR is off
@@ -19,6 +20,7 @@ final class StoreEvents {
     @Name("org.leasehold.Seal")
     @Label("Bucket Seal")
     @Category("Leasehold")
+    @StackTrace(false)
     @Description("The five steps of sealing one bucket, and who won")
     static final class Seal extends Event {
         @Label("Log")
@@ -44,6 +46,7 @@ final class StoreEvents {
     @Name("org.leasehold.Read")
     @Label("Log Read")
     @Category("Leasehold")
+    @StackTrace(false)
     @Description("A streaming read of one log: its range, the messages it returned and the buckets it walked")
     static final class Read extends Event {
         @Label("Log")

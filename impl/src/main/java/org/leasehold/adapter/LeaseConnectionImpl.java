@@ -92,7 +92,10 @@ final class LeaseConnectionImpl implements LeaseConnection {
         try {
             UnitOfWork u = unit(m);
             Lease lease = m.rm().acquire(u, options);
-            m.rm().holdUntilCompletion(u, m.synchronizationRegistry());
+            if (u.xid != null && !u.holdsUntilCompletion()) {
+                // Once per transaction branch: the registry is behind the adapter's lock, not for every acquire.
+                m.rm().holdUntilCompletion(u, m.synchronizationRegistry());
+            }
             return lease;
         } finally {
             m.lock().unlock();

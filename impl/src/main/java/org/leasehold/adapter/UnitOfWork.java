@@ -119,13 +119,9 @@ final class UnitOfWork {
         return true;
     }
 
-    /** True the first time: the unit's transaction will tell it when it completes. */
-    synchronized boolean completionRegistered() {
-        if (completionRegistered) {
-            return false;
-        }
+    /** The unit's transaction will tell it when it completes. */
+    synchronized void completionRegistered() {
         completionRegistered = true;
-        return true;
     }
 
     synchronized void completionTimer(TimeSource.Timer t) {

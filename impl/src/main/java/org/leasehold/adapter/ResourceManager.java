@@ -160,6 +160,36 @@ final class ResourceManager {
      * all, the lease holding the first name is returned.
      */
     Lease acquire(UnitOfWork u, LeaseOptions options) throws LeaseholdException {
+        AdapterEvents.Acquire event = new AdapterEvents.Acquire();
+        event.begin();
+        long asked = event.isEnabled() ? time.nowMicros() : 0;
+        int heldBefore = event.isEnabled() ? u.nameCount() : 0;
+        Lease lease = null;
+        String failure = null;
+        try {
+            lease = takeLeases(u, options);
+            return lease;
+        } catch (LeaseholdException | RuntimeException e) {
+            failure = AdapterEvents.failure(e);
+            throw e;
+        } finally {
+            event.end();
+            if (event.shouldCommit()) {
+                event.log = config.log();
+                event.names = AdapterEvents.names(options.names());
+                event.mode = String.valueOf(options.mode());
+                event.kind = (u.transactional ? LeaseKind.TENTATIVE : LeaseKind.FULL).name();
+                event.holder = u.holder.toString();
+                event.outcome = failure != null ? failure : u.nameCount() == heldBefore ? "held" : "granted";
+                event.waitedMicros = (lease != null && failure == null && u.nameCount() != heldBefore
+                        ? Micros.of(lease.grantedAt()) : time.nowMicros()) - asked;
+                event.generation = lease != null ? lease.grants().get(0).generation() : -1;
+                event.commit();
+            }
+        }
+    }
+
+    private Lease takeLeases(UnitOfWork u, LeaseOptions options) throws LeaseholdException {
         LeaseOptions o = options;
         checkUsable(u);
         if (u.state() != UnitOfWork.State.ACTIVE) {
@@ -357,6 +387,33 @@ final class ResourceManager {
     // ------------------------------------------------------------------------------------------------ XA
 
     int prepare(XidKey xid) throws XAException {
+        AdapterEvents.Prepare event = new AdapterEvents.Prepare();
+        event.begin();
+        UnitOfWork known = event.isEnabled() ? branches.get(xid) : null;
+        int leaseCount = known == null ? 0 : known.leases().size();
+        int messageCount = known == null ? 0 : known.payloads().size();
+        String vote = null;
+        try {
+            int v = prepareBranch(xid);
+            vote = v == XAResource.XA_RDONLY ? "read-only" : "ok";
+            return v;
+        } catch (XAException e) {
+            vote = AdapterEvents.xaOutcome(e);
+            throw e;
+        } finally {
+            event.end();
+            if (event.shouldCommit()) {
+                event.log = config.log();
+                event.branch = xid.toString();
+                event.leaseCount = leaseCount;
+                event.messageCount = messageCount;
+                event.vote = vote != null ? vote : "failed";
+                event.commit();
+            }
+        }
+    }
+
+    private int prepareBranch(XidKey xid) throws XAException {
         UnitOfWork u = branch(xid);
         long t0 = System.nanoTime();
         try {
@@ -445,6 +502,33 @@ final class ResourceManager {
     }
 
     void commit(XidKey xid, boolean onePhase) throws XAException {
+        AdapterEvents.Commit event = new AdapterEvents.Commit();
+        event.begin();
+        UnitOfWork known = event.isEnabled() ? branches.get(xid) : null;
+        int leaseCount = known == null ? 0 : known.leases().size();
+        int messageCount = known == null ? 0 : known.payloads().size();
+        String outcome = null;
+        try {
+            commitBranch(xid, onePhase);
+            outcome = "committed";
+        } catch (XAException e) {
+            outcome = AdapterEvents.xaOutcome(e);
+            throw e;
+        } finally {
+            event.end();
+            if (event.shouldCommit()) {
+                event.log = config.log();
+                event.branch = xid.toString();
+                event.onePhase = onePhase;
+                event.leaseCount = leaseCount;
+                event.messageCount = messageCount;
+                event.outcome = outcome != null ? outcome : "failed";
+                event.commit();
+            }
+        }
+    }
+
+    private void commitBranch(XidKey xid, boolean onePhase) throws XAException {
         UnitOfWork u = branches.get(xid);
         if (u == null) {
             if (onePhase) {
@@ -693,6 +777,34 @@ final class ResourceManager {
     }
 
     void rollback(XidKey xid) throws XAException {
+        AdapterEvents.Rollback event = new AdapterEvents.Rollback();
+        event.begin();
+        UnitOfWork known = event.isEnabled() ? branches.get(xid) : null;
+        boolean prepared = known != null && known.state() == UnitOfWork.State.PREPARED;
+        int leaseCount = known == null ? 0 : known.leases().size();
+        int messageCount = known == null ? 0 : known.payloads().size();
+        String outcome = null;
+        try {
+            rollbackBranch(xid);
+            outcome = "rolled back";
+        } catch (XAException e) {
+            outcome = AdapterEvents.xaOutcome(e);
+            throw e;
+        } finally {
+            event.end();
+            if (event.shouldCommit()) {
+                event.log = config.log();
+                event.branch = xid.toString();
+                event.prepared = prepared;
+                event.leaseCount = leaseCount;
+                event.messageCount = messageCount;
+                event.outcome = outcome != null ? outcome : "failed";
+                event.commit();
+            }
+        }
+    }
+
+    private void rollbackBranch(XidKey xid) throws XAException {
         UnitOfWork u = branches.get(xid);
         if (u == null) {
             rollbackRecovered(xid);

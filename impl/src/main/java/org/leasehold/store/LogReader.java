@@ -61,8 +61,13 @@ final class LogReader implements MessageStream {
     private final Predicate<List<StampedLease>> leaseFilter;
     private BucketContext current;
     private boolean closed;
+    /** Recorded at {@link #close()}, with the messages returned and the buckets opened until then. */
+    private final StoreEvents.Read event = new StoreEvents.Read();
+    private long returned;
+    private int bucketsOpened;
 
     LogReader(FileBagStore store, LogHandle log, ReadRequest request) throws BagStoreException {
+        event.begin();
         this.store = store;
         this.fs = store.files();
         this.log = log;
@@ -154,6 +159,7 @@ final class LogReader implements MessageStream {
                 if (bodyIndex == view.count()) {
                     viewing = false;
                 }
+                returned++;
                 return new Message(log.name(), current.startInstant, bodyWriter, bodyFile, bodyOffset, i, bodyTimestamp,
                         view.leases(), view.array(), view.offset(i), view.length(i), !current.sealed);
             }
@@ -284,6 +290,7 @@ final class LogReader implements MessageStream {
                 continue;
             }
             current = new BucketContext(start, sealed);
+            bucketsOpened++;
             List<FileCursor> cursors = sealed ? openSealed(start, dir) : openUnsealed(dir, names);
             cursors.sort((a, b) -> a.name.compareTo(b.name));
             for (int i = 0; i < cursors.size(); i++) {
@@ -397,6 +404,17 @@ final class LogReader implements MessageStream {
             closed = true;
             closeCursors();
             viewing = false;
+            event.end();
+            if (event.shouldCommit()) {
+                event.log = log.name();
+                event.from = request.from() == null ? "" : request.from().toString();
+                event.to = request.to() == null ? "" : request.to().toString();
+                event.includeUnsealed = request.includeUnsealed();
+                event.messages = returned;
+                event.buckets = bucketsOpened;
+                event.problems = problems.size();
+                event.commit();
+            }
         }
     }
 }

@@ -24,6 +24,7 @@ import org.leasehold.bag.UnsupportedFormatVersionException;
 import org.leasehold.store.format.FormatException;
 import org.leasehold.store.format.LockFile;
 import org.leasehold.store.fs.NfsSafeFiles;
+import org.leasehold.time.Micros;
 import org.leasehold.time.TimeSource;
 
 /**
@@ -80,6 +81,34 @@ final class Sealer {
      *                      sealing from its late path lists its file without the frames it is deciding about)
      */
     Result seal(LogHandle log, long start, boolean createMissing, Map<String, Long> ownSizes) throws BagStoreException {
+        StoreEvents.Seal event = new StoreEvents.Seal();
+        event.begin();
+        Result r = null;
+        boolean failed = true;
+        try {
+            r = sealBucket(log, start, createMissing, ownSizes);
+            failed = false;
+            return r;
+        } finally {
+            event.end();
+            if (event.shouldCommit()) {
+                event.log = log.name();
+                event.bucket = log.bucketPath(start);
+                event.bucketStart = Micros.toInstant(start).toString();
+                event.outcome = failed ? "failed" : r == null ? "missing" : switch (r.outcome()) {
+                    case SEALED -> "sealed";
+                    case HELPED -> "helped";
+                    case ALREADY_SEALED -> "already sealed";
+                };
+                event.files = r == null ? 0 : r.lock().files().size();
+                event.bytes = r == null ? 0 : r.lock().totalBytes();
+                event.commit();
+            }
+        }
+    }
+
+    private Result sealBucket(LogHandle log, long start, boolean createMissing, Map<String, Long> ownSizes)
+            throws BagStoreException {
         Path dir = log.bucketDir(start);
         String where = "bucket " + log.bucketPath(start) + " of log '" + log.name() + "'";
         try {

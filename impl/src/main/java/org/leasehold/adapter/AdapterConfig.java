@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 
+import org.leasehold.config.Check;
 import org.leasehold.engine.EngineConfig;
 import org.leasehold.store.FlushPolicy;
 import org.leasehold.store.Names;
@@ -42,6 +43,7 @@ record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duratio
         Map<String, String> remoteOptions, Duration inDoubtHold) {
 
     static final String EMBEDDED = "embedded";
+    private static final long DAY_MILLIS = Duration.ofDays(1).toMillis();
 
     boolean embedded() {
         return EMBEDDED.equals(leaseService);
@@ -65,10 +67,8 @@ record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duratio
             Long graceMillis, Long maxClockErrorMillis, Long bucketMillis, String flushPolicy, String writerId,
             String processId, Long defaultWaitMillis, Integer maxNamesPerUnit, Long minTimeLeftAtPrepareMillis,
             Long ownerTtlMillis, String remoteOptions, Long inDoubtHoldMillis) {
-        if (bagStoreRoot == null || bagStoreRoot.isBlank()) {
-            throw new IllegalArgumentException("BagStoreRoot is not set: give the directory of the bag store "
-                    + "(a shared file system mount for a fleet), which must exist and be writable");
-        }
+        Check.text("BagStoreRoot", bagStoreRoot, "give the directory of the bag store (a shared file system mount "
+                + "for a fleet), which must exist and be writable");
         Path root;
         try {
             root = Path.of(bagStoreRoot.trim());
@@ -93,24 +93,16 @@ record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duratio
             throw new IllegalArgumentException("LeaseService '" + leaseService + "' is not understood: use 'embedded' "
                     + "(one server) or 'remote:<host:port>[,<host:port>...]' (a lease server shared by a fleet)");
         }
-        Duration maxLease = millis("MaxLeaseMillis", maxLeaseMillis, 10_000);
-        if (maxLease.isZero() || maxLease.isNegative() || maxLease.compareTo(Duration.ofDays(1)) > 0) {
-            throw new IllegalArgumentException("MaxLeaseMillis is " + maxLeaseMillis
-                    + ": use a positive duration of at most one day (86400000); the default is 10000");
-        }
-        Duration grace = millis("GraceMillis", graceMillis, 2_000);
-        if (grace.isNegative()) {
-            throw new IllegalArgumentException("GraceMillis is " + graceMillis + ": use 0 or more (default 2000)");
-        }
-        Duration clockError = millis("MaxClockErrorMillis", maxClockErrorMillis, 500);
-        if (clockError.isNegative() || clockError.compareTo(grace) >= 0) {
-            throw new IllegalArgumentException("MaxClockErrorMillis is " + maxClockErrorMillis
-                    + ": use 0 or more, and less than GraceMillis (" + grace.toMillis() + ")");
-        }
-        Duration bucket = millis("BucketMillis", bucketMillis, 1_000);
-        if (bucket.isZero() || bucket.isNegative() || Duration.ofDays(1).toMillis() % bucket.toMillis() != 0) {
-            throw new IllegalArgumentException("BucketMillis is " + bucketMillis
-                    + ": use a positive width that divides a day (for example 100, 1000 or 60000)");
+        Duration maxLease = millis("MaxLeaseMillis", maxLeaseMillis, 10_000, 1, DAY_MILLIS,
+                "use a positive duration of at most one day (86400000); the default is 10000");
+        Duration grace = millis("GraceMillis", graceMillis, 2_000, 0, Long.MAX_VALUE, "use 0 or more (default 2000)");
+        Duration clockError = millis("MaxClockErrorMillis", maxClockErrorMillis, 500, 0, grace.toMillis() - 1,
+                "use 0 or more, and less than GraceMillis (" + grace.toMillis() + ")");
+        Duration bucket = millis("BucketMillis", bucketMillis, 1_000, 1, DAY_MILLIS,
+                "use a positive width that divides a day (for example 100, 1000 or 60000)");
+        if (DAY_MILLIS % bucket.toMillis() != 0) {
+            throw Check.invalid("BucketMillis", bucketMillis,
+                    "use a positive width that divides a day (for example 100, 1000 or 60000)");
         }
         FlushPolicy flush = flushPolicy(flushPolicy);
         String writer = writerId == null || writerId.isBlank() ? null : writerId.trim();
@@ -121,30 +113,17 @@ record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duratio
             }
         }
         String process = processId == null || processId.isBlank() ? null : processId.trim();
-        Duration wait = millis("DefaultWaitMillis", defaultWaitMillis, 5_000);
-        if (wait.isNegative()) {
-            throw new IllegalArgumentException("DefaultWaitMillis is " + defaultWaitMillis + ": use 0 (try once) or more");
-        }
-        int maxNames = maxNamesPerUnit == null ? 100 : maxNamesPerUnit;
-        if (maxNames < 1 || maxNames > EngineConfig.NAMES_PER_REQUEST_LIMIT) {
-            throw new IllegalArgumentException("MaxNamesPerUnit is " + maxNamesPerUnit + ": use 1 to "
-                    + EngineConfig.NAMES_PER_REQUEST_LIMIT + " (default 100)");
-        }
-        Duration minLeft = millis("MinTimeLeftAtPrepareMillis", minTimeLeftAtPrepareMillis, 1_000);
-        if (minLeft.isNegative() || minLeft.compareTo(maxLease) >= 0) {
-            throw new IllegalArgumentException("MinTimeLeftAtPrepareMillis is " + minTimeLeftAtPrepareMillis
-                    + ": use 0 or more, and less than MaxLeaseMillis (" + maxLease.toMillis() + ")");
-        }
-        Duration ttl = millis("OwnerTtlMillis", ownerTtlMillis, 8_000);
-        if (ttl.compareTo(Duration.ofSeconds(1)) < 0) {
-            throw new IllegalArgumentException("OwnerTtlMillis is " + ownerTtlMillis + ": use at least 1000 (default 8000)");
-        }
-        Duration inDoubt = millis("InDoubtHoldMillis", inDoubtHoldMillis, 300_000);
-        if (inDoubt.compareTo(maxLease) < 0 || inDoubt.compareTo(Duration.ofDays(1)) > 0) {
-            throw new IllegalArgumentException("InDoubtHoldMillis is " + inDoubtHoldMillis + ": use at least "
-                    + "MaxLeaseMillis (" + maxLease.toMillis() + ") and at most one day (86400000); the default, 300000, "
-                    + "covers an application server's restart");
-        }
+        Duration wait = millis("DefaultWaitMillis", defaultWaitMillis, 5_000, 0, Long.MAX_VALUE,
+                "use 0 (try once) or more");
+        int maxNames = Check.inRange("MaxNamesPerUnit", maxNamesPerUnit == null ? 100 : maxNamesPerUnit, 1,
+                EngineConfig.NAMES_PER_REQUEST_LIMIT, " (default 100)");
+        Duration minLeft = millis("MinTimeLeftAtPrepareMillis", minTimeLeftAtPrepareMillis, 1_000, 0,
+                maxLease.toMillis() - 1, "use 0 or more, and less than MaxLeaseMillis (" + maxLease.toMillis() + ")");
+        Duration ttl = millis("OwnerTtlMillis", ownerTtlMillis, 8_000, 1_000, Long.MAX_VALUE,
+                "use at least 1000 (default 8000)");
+        Duration inDoubt = millis("InDoubtHoldMillis", inDoubtHoldMillis, 300_000, maxLease.toMillis(), DAY_MILLIS,
+                "use at least MaxLeaseMillis (" + maxLease.toMillis() + ") and at most one day (86400000); the default, "
+                + "300000, covers an application server's restart");
         if (!mode.equals(EMBEDDED) && mode.substring("remote:".length()).isBlank()) {
             throw new IllegalArgumentException("LeaseService '" + leaseService + "' names no server: use "
                     + "'remote:<host:port>[,<host:port>...]'");
@@ -181,8 +160,9 @@ record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duratio
         return out;
     }
 
-    private static Duration millis(String property, Long value, long defaultMillis) {
-        return Duration.ofMillis(value == null ? defaultMillis : value);
+    /** A duration property in milliseconds ({@code defaultMillis} if not set), from {@code min} to {@code max}. */
+    private static Duration millis(String property, Long value, long defaultMillis, long min, long max, String rule) {
+        return Duration.ofMillis(Check.within(property, value == null ? defaultMillis : value, min, max, rule));
     }
 
     static FlushPolicy flushPolicy(String text) {

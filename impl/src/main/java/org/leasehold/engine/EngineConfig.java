@@ -2,6 +2,8 @@ package org.leasehold.engine;
 
 import java.time.Duration;
 
+import org.leasehold.config.Check;
+
 /**
  * Settings of an {@link EmbeddedLeaseService}. Every value is checked by {@link #validate()}, which says what is
  * wrong and what would be accepted.
@@ -41,33 +43,21 @@ public record EngineConfig(String serviceId, Duration maxLeaseDuration, Duration
 
     /** Checks every value. */
     public EngineConfig validate() {
-        requirePositive("maxLeaseDuration", maxLeaseDuration);
-        if (maxLeaseDuration.compareTo(Duration.ofDays(1)) > 0) {
-            throw new IllegalArgumentException("maxLeaseDuration is " + maxLeaseDuration
-                    + "; leases are meant to be short: use at most one day (the default is 10 s)");
-        }
-        requireNotNegative("grace", grace);
-        requireNotNegative("clockErrorBound", clockErrorBound);
+        Check.positiveAtMost("maxLeaseDuration", maxLeaseDuration, Duration.ofDays(1),
+                "leases are meant to be short: use at most one day (the default is 10 s)");
+        Check.notNegative("grace", grace);
+        Check.notNegative("clockErrorBound", clockErrorBound);
         if (quietPeriod != null) {
-            requireNotNegative("quietPeriod", quietPeriod);
+            Check.notNegative("quietPeriod", quietPeriod);
         }
-        if (maxNamesPerRequest < 1 || maxNamesPerRequest > NAMES_PER_REQUEST_LIMIT) {
-            throw new IllegalArgumentException("maxNamesPerRequest is " + maxNamesPerRequest + "; use 1 to "
-                    + NAMES_PER_REQUEST_LIMIT);
-        }
-        if (historyPerName < 1) {
-            throw new IllegalArgumentException("historyPerName is " + historyPerName + "; keep at least 1 entry");
-        }
-        if (maxMetadataChars < 0) {
-            throw new IllegalArgumentException("maxMetadataChars is " + maxMetadataChars + "; use 0 or more");
-        }
-        if (maxWaitersPerName < 1) {
-            throw new IllegalArgumentException("maxWaitersPerName is " + maxWaitersPerName + "; use at least 1");
-        }
+        Check.inRange("maxNamesPerRequest", maxNamesPerRequest, 1, NAMES_PER_REQUEST_LIMIT, "");
+        Check.atLeast("historyPerName", historyPerName, 1, " entry (the oldest is dropped first)");
+        Check.atLeast("maxMetadataChars", maxMetadataChars, 0, "");
+        Check.atLeast("maxWaitersPerName", maxWaitersPerName, 1, "");
         if (shards < 1 || shards > 256 || Integer.bitCount(shards) != 1) {
-            throw new IllegalArgumentException("shards is " + shards + "; use a power of two from 1 to 256");
+            throw Check.invalid("shards", shards, "use a power of two from 1 to 256");
         }
-        requirePositive("idleRetention", idleRetention);
+        Check.positive("idleRetention", idleRetention);
         return this;
     }
 
@@ -124,17 +114,5 @@ public record EngineConfig(String serviceId, Duration maxLeaseDuration, Duration
     public EngineConfig withIdleRetention(Duration v) {
         return new EngineConfig(serviceId, maxLeaseDuration, grace, clockErrorBound, quietPeriod, maxNamesPerRequest,
                 historyPerName, maxMetadataChars, maxWaitersPerName, shards, v);
-    }
-
-    private static void requirePositive(String what, Duration d) {
-        if (d == null || d.isZero() || d.isNegative()) {
-            throw new IllegalArgumentException(what + " is " + d + "; it must be a positive duration");
-        }
-    }
-
-    private static void requireNotNegative(String what, Duration d) {
-        if (d == null || d.isNegative()) {
-            throw new IllegalArgumentException(what + " is " + d + "; it must be zero or positive");
-        }
     }
 }

@@ -11,6 +11,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
+import org.leasehold.config.Check;
+
 /**
  * Settings of a {@link RemoteLeaseService}. Built with {@link #builder(String...)} in code, or from string properties
  * with {@link #fromProperties(Map)} (the resource adapter's config properties, a properties file): see that method for
@@ -164,21 +166,12 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
             b.clockSyncInterval(duration("clockSyncInterval", properties.get("clockSyncInterval")));
         }
         if (properties.containsKey("maxInboundMessageBytes")) {
-            String v = properties.get("maxInboundMessageBytes").trim();
-            try {
-                b.maxInboundMessageBytes(Integer.parseInt(v));
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("maxInboundMessageBytes '" + v + "' is not an integer", e);
-            }
+            b.maxInboundMessageBytes(Check.integer("maxInboundMessageBytes", properties.get("maxInboundMessageBytes"),
+                    ""));
         }
         if (properties.containsKey("connections")) {
-            String v = properties.get("connections").trim();
-            try {
-                b.connections(Integer.parseInt(v));
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("connections '" + v + "' is not an integer; give the number of "
-                        + "connections to each server, 1 to " + MAX_CONNECTIONS, e);
-            }
+            b.connections(Check.integer("connections", properties.get("connections"), "; give the number of "
+                    + "connections to each server, 1 to " + MAX_CONNECTIONS));
         }
         if (properties.containsKey("process")) {
             b.process(properties.get("process").trim());
@@ -208,38 +201,9 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
         return out;
     }
 
-    /** Parses {@code 0}, {@code 50us}, {@code 250ms}, {@code 5s}, {@code 2m}, {@code 1h} or ISO-8601 ({@code PT5S}). */
+    /** Parses a duration written as text; see {@link Check#duration}. */
     public static Duration duration(String what, String text) {
-        if (text == null || text.isBlank()) {
-            throw new IllegalArgumentException(what + " is empty; give a duration such as 500ms, 5s, 2m or PT5S");
-        }
-        String t = text.trim().toLowerCase(Locale.ROOT);
-        if (t.equals("0")) {
-            return Duration.ZERO;
-        }
-        try {
-            if (t.startsWith("pt") || t.startsWith("p")) {
-                return Duration.parse(text.trim());
-            }
-            if (t.endsWith("ms")) {
-                return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2).trim()));
-            }
-            if (t.endsWith("us")) {
-                return Duration.ofNanos(Math.multiplyExact(Long.parseLong(t.substring(0, t.length() - 2).trim()), 1_000L));
-            }
-            char unit = t.charAt(t.length() - 1);
-            long n = Long.parseLong(t.substring(0, t.length() - 1).trim());
-            return switch (unit) {
-                case 's' -> Duration.ofSeconds(n);
-                case 'm' -> Duration.ofMinutes(n);
-                case 'h' -> Duration.ofHours(n);
-                case 'd' -> Duration.ofDays(n);
-                default -> throw new NumberFormatException("unit");
-            };
-        } catch (NumberFormatException | DateTimeParseException | ArithmeticException e) {
-            throw new IllegalArgumentException(what + " '" + text + "' is not a duration; use 500ms, 5s, 2m, 1h or "
-                    + "ISO-8601 such as PT5S", e);
-        }
+        return Check.duration(what, text);
     }
 
     /** Checks every value. */
@@ -261,21 +225,14 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
         if (clientCertificate != null && trustCertificates == null) {
             throw new IllegalArgumentException("a client certificate needs TLS: give the servers' CA (tlsTrustFile) too");
         }
-        requirePositive("callTimeout", callTimeout);
-        requirePositive("keepAliveTime", keepAliveTime);
-        requirePositive("clockSyncInterval", clockSyncInterval);
-        if (maxInboundMessageBytes < Protocol.MIN_MESSAGE_LIMIT) {
-            throw new IllegalArgumentException("maxInboundMessageBytes is " + maxInboundMessageBytes
-                    + "; use at least " + Protocol.MIN_MESSAGE_LIMIT + " (the server batches answers up to "
-                    + Protocol.BATCH_BYTES + " bytes a message; default 16 MiB)");
-        }
-        if (transport == null) {
-            throw new IllegalArgumentException("transport is null; use GRPC (the default) or SOCKET");
-        }
-        if (connections < 1 || connections > MAX_CONNECTIONS) {
-            throw new IllegalArgumentException("connections is " + connections + "; use 1 to " + MAX_CONNECTIONS
-                    + " connections to each server (default 1; about one per core of the client is plenty)");
-        }
+        Check.positive("callTimeout", callTimeout);
+        Check.positive("keepAliveTime", keepAliveTime);
+        Check.positive("clockSyncInterval", clockSyncInterval);
+        Check.atLeast("maxInboundMessageBytes", maxInboundMessageBytes, Protocol.MIN_MESSAGE_LIMIT,
+                " (the server batches answers up to " + Protocol.BATCH_BYTES + " bytes a message; default 16 MiB)");
+        Check.present("transport", transport, "use GRPC (the default) or SOCKET");
+        Check.inRange("connections", connections, 1, MAX_CONNECTIONS,
+                " connections to each server (default 1; about one per core of the client is plenty)");
         SpinWait.checked("spinWait", spinWait);
         return this;
     }
@@ -292,12 +249,6 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
             }
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("server address '" + s + "' has no valid port (1 to 65535)", e);
-        }
-    }
-
-    private static void requirePositive(String what, Duration d) {
-        if (d == null || d.isZero() || d.isNegative()) {
-            throw new IllegalArgumentException(what + " is " + d + "; it must be a positive duration");
         }
     }
 

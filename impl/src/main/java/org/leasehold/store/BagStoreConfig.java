@@ -4,6 +4,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
 
+import org.leasehold.config.Check;
+
 /**
  * Settings of a {@link FileBagStore}. Build with {@link #builder(Path)}; {@link #validate()} checks every value and
  * says what is wrong and what would be accepted.
@@ -74,43 +76,36 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
 
     /** Checks every value; returns this. */
     public BagStoreConfig validate() {
-        requirePositive("bucketWidth", bucketWidth);
+        Check.positive("bucketWidth", bucketWidth);
         long w = bucketWidth.toNanos();
         if (w % 1_000L != 0) {
-            throw new IllegalArgumentException("bucketWidth is " + bucketWidth + "; use whole microseconds");
+            throw Check.invalid("bucketWidth", bucketWidth, "use whole microseconds");
         }
         if (bucketWidth.compareTo(Duration.ofMillis(1)) < 0 || bucketWidth.compareTo(Duration.ofDays(1)) > 0
                 || Duration.ofDays(1).toNanos() % w != 0) {
-            throw new IllegalArgumentException("bucketWidth is " + bucketWidth
-                    + "; use a width from 1 ms to 1 day that divides a day evenly (for example 100 ms, 1 s or 1 min)");
+            throw Check.invalid("bucketWidth", bucketWidth,
+                    "use a width from 1 ms to 1 day that divides a day evenly (for example 100 ms, 1 s or 1 min)");
         }
-        requireNotNegative("maxClockError", maxClockError);
-        requirePositive("grace", grace);
+        Check.notNegative("maxClockError", maxClockError);
+        Check.positive("grace", grace);
         if (grace.compareTo(maxClockError) <= 0) {
             throw new IllegalArgumentException("grace (" + grace + ") must be longer than maxClockError ("
                     + maxClockError + "): a write is on time only if it lands before end + grace - maxClockError");
         }
         Objects.requireNonNull(flushPolicy, "flushPolicy is null; use FlushPolicy.everyBatch()");
-        if (maxPayloadBytes < 1) {
-            throw new IllegalArgumentException("maxPayloadBytes is " + maxPayloadBytes + "; use at least 1");
-        }
-        if (maxFrameBytes < 1024 || maxFrameBytes > FRAME_LIMIT) {
-            throw new IllegalArgumentException("maxFrameBytes is " + maxFrameBytes + "; use 1 KiB to "
-                    + (FRAME_LIMIT >> 20) + " MiB");
-        }
+        Check.atLeast("maxPayloadBytes", maxPayloadBytes, 1, "");
+        Check.within("maxFrameBytes", maxFrameBytes, 1024, FRAME_LIMIT, "use 1 KiB to " + (FRAME_LIMIT >> 20) + " MiB");
         if (maxPayloadBytes > maxFrameBytes - 1024) {
             throw new IllegalArgumentException("maxPayloadBytes (" + maxPayloadBytes + ") must leave room for a frame "
                     + "header in maxFrameBytes (" + maxFrameBytes + "): raise maxFrameBytes or lower maxPayloadBytes");
         }
-        if (maxBatchBytes < 1) {
-            throw new IllegalArgumentException("maxBatchBytes is " + maxBatchBytes + "; use at least 1");
-        }
+        Check.atLeast("maxBatchBytes", maxBatchBytes, 1, "");
         if (maxQueuedBytes < maxFrameBytes) {
             throw new IllegalArgumentException("maxQueuedBytes (" + maxQueuedBytes + ") must be at least maxFrameBytes ("
                     + maxFrameBytes + "), or a large frame could never be queued");
         }
-        requirePositive("maxLeaseDuration", maxLeaseDuration);
-        requirePositive("metronomeLookback", metronomeLookback);
+        Check.positive("maxLeaseDuration", maxLeaseDuration);
+        Check.positive("metronomeLookback", metronomeLookback);
         if (writerId != null) {
             String problem = Names.writerIdProblem(writerId);
             if (problem != null) {
@@ -121,18 +116,6 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
             throw new IllegalArgumentException("host '" + host + "' has no letter or digit to build a writer id from");
         }
         return this;
-    }
-
-    private static void requirePositive(String what, Duration d) {
-        if (d == null || d.isZero() || d.isNegative()) {
-            throw new IllegalArgumentException(what + " is " + d + "; it must be a positive duration");
-        }
-    }
-
-    private static void requireNotNegative(String what, Duration d) {
-        if (d == null || d.isNegative()) {
-            throw new IllegalArgumentException(what + " is " + d + "; it must be zero or positive");
-        }
     }
 
     /** Builds a {@link BagStoreConfig}; starts from the defaults. */

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 
+import org.leasehold.config.Check;
 import org.leasehold.engine.EngineConfig;
 import org.leasehold.remote.Protocol;
 import org.leasehold.remote.SpinWait;
@@ -71,15 +72,11 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
     /** Checks the settings together; the message says what to change. */
     public ServerConfig validate() {
         engine.validate();
-        if (maxWaiters < 1 || maxWaitersPerConnection < 1 || maxCallsPerConnection < 1) {
-            throw new IllegalArgumentException("--max-waiters, --max-waiters-per-connection and "
-                    + "--max-calls-per-connection must be at least 1");
-        }
-        if (maxMessageBytes < Protocol.MIN_MESSAGE_LIMIT) {
-            throw new IllegalArgumentException("--max-message-bytes is " + maxMessageBytes + "; use at least "
-                    + Protocol.MIN_MESSAGE_LIMIT + " (clients batch requests up to " + Protocol.BATCH_BYTES
-                    + " bytes a message)");
-        }
+        Check.atLeast("--max-waiters", maxWaiters, 1, "");
+        Check.atLeast("--max-waiters-per-connection", maxWaitersPerConnection, 1, "");
+        Check.atLeast("--max-calls-per-connection", maxCallsPerConnection, 1, "");
+        Check.atLeast("--max-message-bytes", maxMessageBytes, Protocol.MIN_MESSAGE_LIMIT,
+                " (clients batch requests up to " + Protocol.BATCH_BYTES + " bytes a message)");
         if ((tlsCert == null) != (tlsKey == null)) {
             throw new IllegalArgumentException("TLS needs both --tls-cert and --tls-key");
         }
@@ -93,12 +90,8 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
                     + "--insecure if this network is trusted");
         }
         if (socket != null) {
-            if (socket.maxConnections() < 1) {
-                throw new IllegalArgumentException("--socket-max-connections must be at least 1");
-            }
-            if (socket.writeTimeout().isNegative() || socket.writeTimeout().isZero()) {
-                throw new IllegalArgumentException("--socket-write-timeout must be positive");
-            }
+            Check.atLeast("--socket-max-connections", socket.maxConnections(), 1, "");
+            Check.positive("--socket-write-timeout", socket.writeTimeout());
             SpinWait.checked("--socket-spin-wait", socket.spinWait());
             if (!secured && !insecure && !isLoopback(socket.listen())) {
                 throw new IllegalArgumentException("refusing to listen on " + socket.listen() + " (--socket-listen) "
@@ -106,9 +99,7 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
                         + "listen on 127.0.0.1, or pass --insecure if this network is trusted");
             }
         }
-        if (drainTimeout.isNegative()) {
-            throw new IllegalArgumentException("--drain-timeout must not be negative");
-        }
+        Check.notNegative("--drain-timeout", drainTimeout);
         return this;
     }
 

@@ -28,9 +28,9 @@ import org.leasehold.bag.BagStoreException;
 import org.leasehold.bag.BucketSealedException;
 import org.leasehold.bag.StoreUnavailableException;
 import org.leasehold.bag.WriteOutcomeUnknownException;
+import org.leasehold.fs.NfsSafeFiles;
 import org.leasehold.store.format.Frames;
 import org.leasehold.store.format.LockFile;
-import org.leasehold.store.fs.NfsSafeFiles;
 import org.leasehold.time.Micros;
 import org.leasehold.time.TimeSource;
 

@@ -19,10 +19,10 @@ import org.leasehold.bag.ReadProblem;
 import org.leasehold.bag.ReadRequest;
 import org.leasehold.bag.StampedLease;
 import org.leasehold.bag.StoreUnavailableException;
+import org.leasehold.fs.NfsSafeFiles;
 import org.leasehold.store.format.FormatException;
 import org.leasehold.store.format.Frames;
 import org.leasehold.store.format.LockFile;
-import org.leasehold.store.fs.NfsSafeFiles;
 import org.leasehold.time.Micros;
 
 /**

@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
 import org.leasehold.bag.BagStoreException;
-import org.leasehold.store.fs.NfsSafeFiles;
+import org.leasehold.fs.NfsSafeFiles;
 import org.leasehold.time.Micros;
 import org.leasehold.time.TimeSource;
 

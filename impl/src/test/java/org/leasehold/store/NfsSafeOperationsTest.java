@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 import org.leasehold.bag.BucketSealedException;
 import org.leasehold.bag.LeaseStamp;
 import org.leasehold.bag.ReadRequest;
-import org.leasehold.store.fs.PolicedFileSystem;
+import org.leasehold.fs.PolicedFileSystem;
 import org.leasehold.time.ManualTimeSource;
 
 /**

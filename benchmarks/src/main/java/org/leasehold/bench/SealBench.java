@@ -13,10 +13,10 @@ import java.util.Map;
 
 import org.HdrHistogram.Histogram;
 import org.leasehold.bag.SealReport;
+import org.leasehold.fs.NfsSafeFiles;
 import org.leasehold.store.BagStoreConfig;
 import org.leasehold.store.FileBagStore;
 import org.leasehold.store.StoreStats;
-import org.leasehold.store.fs.NfsSafeFiles;
 import org.leasehold.time.ManualTimeSource;
 import org.leasehold.time.Micros;
 

@@ -10,7 +10,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 
-import org.leasehold.store.fs.NfsSafeFiles;
+import org.leasehold.fs.NfsSafeFiles;
 import org.leasehold.time.Micros;
 import org.leasehold.time.TimeSource;
 

@@ -16,10 +16,10 @@ import java.util.Map;
 import java.util.zip.CRC32C;
 
 import org.leasehold.bag.LeaseStamp;
+import org.leasehold.fs.NfsSafeFiles;
 import org.leasehold.lease.CorrelationId;
 import org.leasehold.lease.HolderId;
 import org.leasehold.lease.LeaseMode;
-import org.leasehold.store.fs.NfsSafeFiles;
 import org.leasehold.time.Micros;
 
 /**

@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 
 import jakarta.transaction.Status;
@@ -37,12 +36,10 @@ import org.leasehold.connector.LeaseOptions;
 import org.leasehold.connector.NoLeaseHeldException;
 import org.leasehold.engine.EmbeddedLeaseService;
 import org.leasehold.lease.CorrelationId;
-import org.leasehold.lease.Ending;
 import org.leasehold.lease.HolderId;
 import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseBrokenException;
-import org.leasehold.lease.LeaseBusyException;
 import org.leasehold.lease.LeaseException;
 import org.leasehold.lease.LeaseExpiredException;
 import org.leasehold.lease.LeaseGrant;
@@ -52,6 +49,7 @@ import org.leasehold.lease.LeaseMode;
 import org.leasehold.lease.LeaseRequest;
 import org.leasehold.lease.LeaseService;
 import org.leasehold.lease.LeaseServiceUnavailableException;
+import org.leasehold.store.WriteRule;
 import org.leasehold.time.Micros;
 import org.leasehold.time.TimeSource;
 
@@ -255,62 +253,31 @@ final class ResourceManager {
 
     /**
      * After a predecessor expired without releasing, the state its lease protects may still change until its buckets
-     * are sealed: wait until the store says they can be, and seal them, before the unit reads or writes.
+     * are sealed: the store's {@link WriteRule} waits until they can be, and seals them, before the unit reads or writes.
      */
     private void readyForSuccessor(Lease lease) throws LeaseholdException {
-        boolean expired = false;
-        for (LeaseGrant g : lease.grants()) {
-            expired |= g.predecessor() != null && g.predecessor().ending() == Ending.EXPIRED;
+        try {
+            if (!WriteRule.readyForSuccessor(store, config.log(), lease, time)) {
+                return;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ConnectorException(e.getMessage());
         }
-        if (!expired) {
-            return;
-        }
-        Instant ready = store.writableFrom(config.log(), lease);
-        if (!ready.isBefore(lease.deadline())) {
-            throw new LeaseBusyException(lease.grants().get(0).name(), ready, "a previous holder of " + lease.names()
-                    + " expired without releasing; its late writes are settled at " + ready + ", after this lease's "
-                    + "deadline " + lease.deadline() + ": ask for a longer lease or retry then");
-        }
-        awaitTime(ready);
-        store.sealForSuccessor(config.log(), lease);
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4002 sealed the buckets of an expired predecessor of {0} before "
                 + "use", lease.names());
     }
 
     /**
-     * Waits until this server's clock reaches the latest {@code writableFrom} of {@code u}'s leases, when that is no
-     * more than {@code MaxClockErrorMillis} ahead. A lease server whose clock runs slightly ahead of this server's grants
-     * leases writable from an instant this clock has not reached yet; a transaction that commits within that
-     * difference waits it out instead of failing. Further ahead, the bag store refuses the write, saying why.
+     * Waits, as the store's {@link WriteRule} says, until this server's clock reaches the latest {@code writableFrom} of
+     * {@code u}'s leases when a lease server's clock runs slightly ahead; further ahead, the bag store refuses the write.
      */
     private void awaitWritable(UnitOfWork u) throws ConnectorException {
-        Instant from = null;
-        for (Lease l : u.leases()) {
-            from = from == null || l.writableFrom().isAfter(from) ? l.writableFrom() : from;
-        }
-        Instant now = time.now();
-        if (from != null && now.isBefore(from) && !now.plus(config.maxClockError()).isBefore(from)) {
-            awaitTime(from, "the leases of " + u + " to become writable (the lease server's clock runs ahead of this "
-                    + "server's)");
-        }
-    }
-
-    private void awaitTime(Instant t) throws ConnectorException {
-        awaitTime(t, "a predecessor's writes to settle");
-    }
-
-    private void awaitTime(Instant t, String what) throws ConnectorException {
-        if (!time.now().isBefore(t)) {
-            return;
-        }
-        CountDownLatch reached = new CountDownLatch(1);
-        TimeSource.Timer timer = time.schedule(Micros.of(t), reached::countDown);
         try {
-            reached.await();
+            WriteRule.awaitWritable(u.leases(), config.maxClockError(), time);
         } catch (InterruptedException e) {
-            timer.cancel();
             Thread.currentThread().interrupt();
-            throw new ConnectorException("interrupted while waiting until " + t + " for " + what);
+            throw new ConnectorException(e.getMessage() + " (" + u + ")");
         }
     }
 

@@ -27,7 +27,6 @@ import org.leasehold.bag.Appended;
 import org.leasehold.bag.BagStore;
 import org.leasehold.bag.BagStoreException;
 import org.leasehold.bag.BucketNotDueException;
-import org.leasehold.bag.BucketSealedException;
 import org.leasehold.bag.CorruptRecordException;
 import org.leasehold.bag.InvalidAppendException;
 import org.leasehold.bag.InvalidLogNameException;
@@ -37,16 +36,14 @@ import org.leasehold.bag.PayloadTooLargeException;
 import org.leasehold.bag.ReadRequest;
 import org.leasehold.bag.SealReport;
 import org.leasehold.bag.StoreUnavailableException;
-import org.leasehold.bag.TimestampOutOfRangeException;
-import org.leasehold.bag.TimestampOutOfRangeException.Reason;
 import org.leasehold.bag.UnknownLogException;
 import org.leasehold.bag.WriteOutcomeUnknownException;
+import org.leasehold.fs.NfsSafeFiles;
 import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.LeaseNames;
 import org.leasehold.store.format.FormatException;
 import org.leasehold.store.format.Frames;
 import org.leasehold.store.format.LogDescriptor;
-import org.leasehold.store.fs.NfsSafeFiles;
 import org.leasehold.time.Micros;
 import org.leasehold.time.SystemTimeSource;
 import org.leasehold.time.TimeSource;
@@ -71,6 +68,7 @@ public final class FileBagStore implements BagStore {
     private final LocalWriterLock writerLock;
     private final String writerId;
     private final Sealer sealer;
+    private final StoreContext context;
     private final Metronome metronome;
     private final LogGeometry configured;
     private final Map<String, LogHandle> logs = new ConcurrentHashMap<>();
@@ -100,7 +98,8 @@ public final class FileBagStore implements BagStore {
         this.writerLock = LocalWriterLock.acquire(lockDir, config.host(), config.writerId());
         this.writerId = writerLock.writerId();
         this.sealer = new Sealer(fs, writerId, time);
-        this.metronome = config.metronome() ? new Metronome(this, Micros.of(config.metronomeLookback())) : null;
+        this.context = new StoreContext(this.config, writerId, fs, time, hooks, sealer);
+        this.metronome = config.metronome() ? new Metronome(context, Micros.of(config.metronomeLookback())) : null;
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-6001 bag store opened at {0} as writer {1} (bucket {2}, grace {3}, "
                 + "max clock error {4}, flush {5})", config.root(), writerId, config.bucketWidth(), config.grace(),
                 config.maxClockError(), config.flushPolicy());
@@ -166,36 +165,15 @@ public final class FileBagStore implements BagStore {
         long forces = 0;
         long late = 0;
         for (Appender a : appenders.values()) {
-            batches += a.batches.sum();
-            frames += a.frames.sum();
-            bytes += a.bytes.sum();
-            forces += a.forces.sum();
-            late += a.lateChecks.sum();
+            AppendCounters c = a.counters();
+            batches += c.batches.sum();
+            frames += c.frames.sum();
+            bytes += c.bytes.sum();
+            forces += c.forces.sum();
+            late += c.lateChecks.sum();
         }
         return new StoreStats(batches, frames, bytes, forces, late, metronome == null ? 0 : metronome.sealedBuckets.sum(),
                 new EnumMap<>(fs.counts()));
-    }
-
-    NfsSafeFiles files() {
-        return fs;
-    }
-
-    TimeSource time() {
-        return time;
-    }
-
-    StoreHooks hooks() {
-        return hooks;
-    }
-
-    Sealer sealer() {
-        return sealer;
-    }
-
-    void ownBucket(LogHandle log, long bucket) {
-        if (metronome != null) {
-            metronome.own(log, bucket);
-        }
     }
 
     /** Runs one metronome pass now and waits for it (tests). */
@@ -205,14 +183,9 @@ public final class FileBagStore implements BagStore {
         }
     }
 
-    StoreUnavailableException closedException() {
-        return new StoreUnavailableException("the bag store at " + config.root() + " (writer " + writerId + ") is closed; "
-                + "nothing was written or read: open a new store");
-    }
-
     private void ensureOpen() throws StoreUnavailableException {
         if (closed) {
-            throw closedException();
+            throw context.closed();
         }
     }
 
@@ -256,7 +229,7 @@ public final class FileBagStore implements BagStore {
                         + "leases, payloads...)");
             }
             LogHandle h = logForWriting(request.log());
-            Appender.Pending p = prepare(request, h);
+            PendingAppend p = prepare(request, h);
             hooks.afterEncode(request, p.t);
             return appender(h).submit(p);
         } catch (BagStoreException e) {
@@ -273,7 +246,7 @@ public final class FileBagStore implements BagStore {
             ensureOpen();
             a = appenders.get(h.name());
             if (a == null) {
-                a = new Appender(this, h);
+                a = new Appender(context, h, metronome == null ? (log, bucket) -> { } : metronome::own);
                 appenders.put(h.name(), a);
                 if (metronome != null) {
                     metronome.track(h);
@@ -283,10 +256,29 @@ public final class FileBagStore implements BagStore {
         }
     }
 
-    /** Validates the request, chooses the timestamp under the write rule, and encodes the frame. */
-    private Appender.Pending prepare(AppendRequest r, LogHandle h) throws BagStoreException {
+    /**
+     * Validates the request, chooses the timestamp under the {@link WriteRule} (sealing an expired predecessor's
+     * buckets first when the leases say so), and encodes the frame.
+     */
+    private PendingAppend prepare(AppendRequest r, LogHandle h) throws BagStoreException {
         String log = h.name();
-        List<byte[]> payloads = r.payloads();
+        checkPayloads(log, r.payloads());
+        checkLeases(log, r.leases());
+        byte[][] names = Frames.names(r.leases());
+        long size = frameSize(log, r, names);
+        long now = time.nowMicros();
+        WriteRule.Window window = WriteRule.window(h.geometry(), r.leases());
+        window.checkWritable(log, now);
+        for (long pe : window.expiredPredecessors()) {
+            ensureSealedForSuccessor(h, pe);
+        }
+        long t = window.timestamp(log, r.timestamp(), now, config.maxClockError());
+        ByteBuffer frame = Frames.encode(t, r.leases(), names, r.payloads(), (int) size);
+        return new PendingAppend(frame, r.payloads().size(), t, window.deadline(), r.timestamp() != null);
+    }
+
+    /** Refuses an append without payloads, with a null one, or with one over {@code maxPayloadBytes}. */
+    private void checkPayloads(String log, List<byte[]> payloads) throws BagStoreException {
         if (payloads.isEmpty()) {
             throw new InvalidAppendException("the append to log '" + log + "' carries no message: give at least one "
                     + "payload (an empty byte array is a valid message)");
@@ -304,7 +296,10 @@ public final class FileBagStore implements BagStore {
                         + "and append a reference");
             }
         }
-        List<LeaseStamp> leases = r.leases();
+    }
+
+    /** Refuses too many leases, a null, invalid or repeated lease, or a witness over the limit. */
+    private static void checkLeases(String log, List<LeaseStamp> leases) throws InvalidAppendException {
         if (leases.size() > Frames.MAX_LEASES) {
             throw new InvalidAppendException("the append to log '" + log + "' names " + leases.size() + " leases; the "
                     + "limit is " + Frames.MAX_LEASES);
@@ -329,111 +324,17 @@ public final class FileBagStore implements BagStore {
                         + l.witnessLength() + " bytes; the limit is " + Frames.MAX_WITNESS);
             }
         }
-        byte[][] names = Frames.names(leases);
-        long size = Frames.size(leases, names, payloads);
+    }
+
+    /** The encoded size of the append's frame; refused over {@code maxFrameBytes}. */
+    private long frameSize(String log, AppendRequest r, byte[][] names) throws PayloadTooLargeException {
+        long size = Frames.size(r.leases(), names, r.payloads());
         if (size > config.maxFrameBytes()) {
             throw new PayloadTooLargeException(size, config.maxFrameBytes(), "the append to log '" + log + "' encodes to "
                     + size + " bytes; the limit for one append is " + config.maxFrameBytes() + " (maxFrameBytes): "
                     + "nothing was written. Append fewer messages at once");
         }
-
-        LogGeometry g = h.geometry();
-        long now = time.nowMicros();
-        long floor = Long.MIN_VALUE;
-        long deadline = Long.MAX_VALUE;
-        long writable = Long.MIN_VALUE;
-        LeaseStamp floorLease = null;
-        LeaseStamp deadlineLease = null;
-        List<Long> expiredPredecessors = new ArrayList<>();
-        for (LeaseStamp l : leases) {
-            long f = micros(l.floor());
-            if (f > floor) {
-                floor = f;
-                floorLease = l;
-            }
-            long d = micros(l.deadline());
-            if (d < deadline) {
-                deadline = d;
-                deadlineLease = l;
-            }
-            writable = Math.max(writable, micros(l.writableFrom()));
-            if (l.predecessorExpiredAt() != null) {
-                long pe = micros(l.predecessorExpiredAt());
-                expiredPredecessors.add(pe);
-                writable = Math.max(writable, successorWritableFrom(g, pe));
-            }
-        }
-        if (now < writable) {
-            throw new TimestampOutOfRangeException(Reason.NOT_YET_WRITABLE, null, Micros.toInstant(writable),
-                    "the leases of this append to log '" + log + "' allow writing from " + Micros.toInstant(writable)
-                            + " (the grant's writableFrom, or after an expired predecessor the end of its last bucket "
-                            + "plus grace and clock error); this clock reads " + Micros.toInstant(now)
-                            + ": nothing was written. Retry at " + Micros.toInstant(writable));
-        }
-        for (long pe : expiredPredecessors) {
-            ensureSealedForSuccessor(h, pe);
-        }
-        long e = g.errorMicros();
-        if (floorLease != null && floor - now > e) {
-            throw new TimestampOutOfRangeException(Reason.FLOOR_AHEAD_OF_CLOCK, null, Micros.toInstant(floor - e),
-                    "the floor of lease '" + LeaseNames.printable(floorLease.name()) + "' (" + floorLease.floor()
-                            + ") is " + Micros.toInstant(floor - now).toEpochMilli() + " ms ahead of this clock ("
-                            + Micros.toInstant(now) + "), more than the maximum clock error " + config.maxClockError()
-                            + ": a previous holder's clock ran fast, or this one is slow. Nothing was written; check "
-                            + "clock synchronisation, or retry at " + Micros.toInstant(floor - e));
-        }
-        boolean callerTime = r.timestamp() != null;
-        long t;
-        if (callerTime) {
-            t = micros(r.timestamp());
-            if (floorLease != null && t <= floor) {
-                throw new TimestampOutOfRangeException(Reason.NOT_ABOVE_FLOOR, r.timestamp(), null, "the timestamp "
-                        + r.timestamp() + " of the append to log '" + log + "' is not above the floor "
-                        + floorLease.floor() + " of lease '" + LeaseNames.printable(floorLease.name())
-                        + "': nothing was written. Use a later timestamp, or let the store choose one");
-            }
-        } else {
-            t = floorLease != null ? Math.max(floor + 1, now) : now;
-        }
-        if (deadlineLease != null && t >= deadline) {
-            throw new TimestampOutOfRangeException(Reason.NOT_BELOW_DEADLINE, Micros.toInstant(t), null,
-                    "the append to log '" + log + "' needs a timestamp below the deadline " + deadlineLease.deadline()
-                            + " of lease '" + LeaseNames.printable(deadlineLease.name()) + "' (generation "
-                            + deadlineLease.generation() + "), but " + (callerTime ? "the given one is "
-                            : "the earliest acceptable one is ") + Micros.toInstant(t) + " (this clock reads "
-                            + Micros.toInstant(now) + "): the lease is over. Nothing was written; acquire the lease "
-                            + "again");
-        }
-        if (callerTime && t > now + e) {
-            throw new TimestampOutOfRangeException(Reason.IN_FUTURE, r.timestamp(), Micros.toInstant(t - e),
-                    "the timestamp " + r.timestamp() + " of the append to log '" + log + "' is more than the maximum "
-                            + "clock error (" + config.maxClockError() + ") ahead of this clock (" + Micros.toInstant(now)
-                            + "): nothing was written. Use a current timestamp, or let the store choose one");
-        }
-        if (t < LogGeometry.MIN_MICROS || t >= LogGeometry.MAX_MICROS) {
-            throw new TimestampOutOfRangeException(Reason.UNREPRESENTABLE, Micros.toInstant(t), null, "the timestamp "
-                    + Micros.toInstant(t) + " of the append to log '" + log + "' is outside the years 1970 to 9999 the "
-                    + "store's layout covers: nothing was written");
-        }
-        long bucket = g.bucketOf(t);
-        if (now >= g.dueAt(bucket)) {
-            throw new BucketSealedException(BucketSealedException.Reason.PAST_GRACE, log, h.bucketPath(bucket),
-                    Micros.toInstant(bucket), "the timestamp " + Micros.toInstant(t) + " falls in bucket "
-                            + h.bucketPath(bucket) + " of log '" + log + "', whose grace ran out at "
-                            + Micros.toInstant(g.dueAt(bucket)) + " (this clock reads " + Micros.toInstant(now)
-                            + "): it may be sealed, so nothing was written. Use a current timestamp");
-        }
-        ByteBuffer frame = Frames.encode(t, leases, names, payloads, (int) size);
-        return new Appender.Pending(frame, payloads.size(), t, deadline, callerTime);
-    }
-
-    /** Microseconds of an instant, saturating for instants beyond the representable range. */
-    private static long micros(Instant i) {
-        try {
-            return Micros.of(i);
-        } catch (ArithmeticException e) {
-            return i.isBefore(Instant.EPOCH) ? Long.MIN_VALUE : Long.MAX_VALUE;
-        }
+        return size;
     }
 
     // ---------------------------------------------------------------------------------------------------- logs
@@ -559,7 +460,7 @@ public final class FileBagStore implements BagStore {
         if (request == null) {
             throw new InvalidLogNameException(null, "the read request is null: use ReadRequest.all(log)");
         }
-        return new LogReader(this, logForReading(request.log()), request);
+        return new LogReader(context, logForReading(request.log()), request);
     }
 
     // ---------------------------------------------------------------------------------------------------- sealing
@@ -571,7 +472,7 @@ public final class FileBagStore implements BagStore {
             throw new IllegalArgumentException("sealThrough needs both ends of the range; got from=" + from + ", through="
                     + through);
         }
-        return sealRange(logForWriting(log), micros(from), micros(through));
+        return sealRange(logForWriting(log), LogGeometry.micros(from), LogGeometry.micros(through));
     }
 
     private SealReport sealRange(LogHandle h, long from, long through) throws BagStoreException {
@@ -605,23 +506,19 @@ public final class FileBagStore implements BagStore {
     @Override
     public Instant successorWritableFrom(String log, Instant predecessorDeadline) throws BagStoreException {
         ensureOpen();
-        return Micros.toInstant(successorWritableFrom(logForWriting(log).geometry(), micros(predecessorDeadline)));
-    }
-
-    private static long successorWritableFrom(LogGeometry g, long deadline) {
-        return g.end(g.bucketOf(deadline - 1)) + g.graceMicros() + g.errorMicros();
+        return Micros.toInstant(WriteRule.successorWritableFrom(logForWriting(log).geometry(),
+                LogGeometry.micros(predecessorDeadline)));
     }
 
     @Override
     public SealReport sealForSuccessor(String log, Instant predecessorDeadline) throws BagStoreException {
         ensureOpen();
         LogHandle h = logForWriting(log);
-        return sealForSuccessor(h, micros(predecessorDeadline));
+        return sealForSuccessor(h, LogGeometry.micros(predecessorDeadline));
     }
 
     private SealReport sealForSuccessor(LogHandle h, long deadline) throws BagStoreException {
-        LogGeometry g = h.geometry();
-        long from = deadline - Micros.of(config.maxLeaseDuration()) - g.graceMicros() - g.errorMicros();
+        long from = WriteRule.successorSealFrom(h.geometry(), deadline, Micros.of(config.maxLeaseDuration()));
         SealReport r = sealRange(h, from, deadline);
         synchronized (successorSealed) {
             successorSealed.add(h.name() + "@" + deadline);

@@ -25,7 +25,7 @@ final class FileCursor {
     static final int BUFFER = 64 << 10;
 
     final Names.DataFileName name;
-    private final LogReader.BucketContext bucket;
+    private final CursorBucket bucket;
     private final FileChannel ch;
     private final long limit;
     private final CRC32C crc = new CRC32C();
@@ -45,7 +45,7 @@ final class FileCursor {
     int frameLength;
     int frameAt;
 
-    FileCursor(Names.DataFileName name, LogReader.BucketContext bucket, FileChannel ch, long limit, int chunkSize) {
+    FileCursor(Names.DataFileName name, CursorBucket bucket, FileChannel ch, long limit, int chunkSize) {
         this.name = name;
         this.bucket = bucket;
         this.ch = ch;

@@ -19,7 +19,7 @@ import org.leasehold.bag.StoreUnavailableException;
  *
  * <p>The lock directory must be local to the machine (by default under {@code java.io.tmpdir}), never on the shared
  * store: file locks on NFS are exactly what the store avoids. This class is therefore not part of the store's
- * file-system boundary ({@link org.leasehold.store.fs.NfsSafeFiles}), which governs the shared root only.
+ * file-system boundary ({@link org.leasehold.fs.NfsSafeFiles}), which governs the shared root only.
  */
 final class LocalWriterLock implements AutoCloseable {
     private static final int MAX_INSTANCES = 10_000;

@@ -120,6 +120,15 @@ public record LogGeometry(long widthMicros, long graceMicros, long errorMicros) 
         return Micros.toInstant(micros);
     }
 
+    /** Microseconds of an instant, saturating for instants beyond the representable range. */
+    static long micros(Instant i) {
+        try {
+            return Micros.of(i);
+        } catch (ArithmeticException e) {
+            return i.isBefore(Instant.EPOCH) ? Long.MIN_VALUE : Long.MAX_VALUE;
+        }
+    }
+
     private static StringBuilder pad(StringBuilder sb, int v, int width) {
         String s = Integer.toString(v);
         for (int i = s.length(); i < width; i++) {

@@ -19,10 +19,10 @@ import org.leasehold.bag.ReadProblem;
 import org.leasehold.bag.ReadRequest;
 import org.leasehold.bag.StampedLease;
 import org.leasehold.bag.StoreUnavailableException;
+import org.leasehold.fs.NfsSafeFiles;
 import org.leasehold.store.format.FormatException;
 import org.leasehold.store.format.Frames;
 import org.leasehold.store.format.LockFile;
-import org.leasehold.store.fs.NfsSafeFiles;
 import org.leasehold.time.Micros;
 
 /**
@@ -39,8 +39,8 @@ final class LogReader implements MessageStream {
     /** Total buffer budget per bucket; each file gets a share, at least 8 KiB. */
     private static final int BUCKET_BUFFER_BUDGET = 16 << 20;
 
-    private final FileBagStore store;
     private final NfsSafeFiles fs;
+    private final Sealer sealer;
     private final LogHandle log;
     private final ReadRequest request;
     private final long from;
@@ -59,17 +59,17 @@ final class LogReader implements MessageStream {
     private Instant bodyTimestamp;
     private final List<ReadProblem> problems = new ArrayList<>();
     private final Predicate<List<StampedLease>> leaseFilter;
-    private BucketContext current;
+    private MergedBucket current;
     private boolean closed;
     /** Recorded at {@link #close()}, with the messages returned and the buckets opened until then. */
     private final StoreEvents.Read event = new StoreEvents.Read();
     private long returned;
     private int bucketsOpened;
 
-    LogReader(FileBagStore store, LogHandle log, ReadRequest request) throws BagStoreException {
+    LogReader(StoreContext ctx, LogHandle log, ReadRequest request) throws BagStoreException {
         event.begin();
-        this.store = store;
-        this.fs = store.files();
+        this.fs = ctx.files();
+        this.sealer = ctx.sealer();
         this.log = log;
         this.request = request;
         this.from = request.from() == null ? LogGeometry.MIN_MICROS : Micros.of(request.from());
@@ -91,59 +91,69 @@ final class LogReader implements MessageStream {
     }
 
     /** The bucket being merged: names, limits and how problems are handled. */
-    final class BucketContext {
+    private final class MergedBucket implements CursorBucket {
         private final long start;
         private final String path;
         private final boolean sealed;
         private final Instant startInstant;
 
-        BucketContext(long start, boolean sealed) {
+        MergedBucket(long start, boolean sealed) {
             this.start = start;
             this.path = log.bucketPath(start);
             this.sealed = sealed;
             this.startInstant = Micros.toInstant(start);
         }
 
-        long start() {
+        @Override
+        public long start() {
             return start;
         }
 
-        long end() {
+        @Override
+        public long end() {
             return start + log.geometry().widthMicros();
         }
 
-        String path() {
+        @Override
+        public String path() {
             return path;
         }
 
-        String log() {
+        @Override
+        public String log() {
             return log.name();
         }
 
-        boolean sealed() {
+        @Override
+        public boolean sealed() {
             return sealed;
         }
 
-        boolean skip() {
+        @Override
+        public boolean skip() {
             return request.skipUnreadable();
         }
 
-        int maxFrame() {
-            return org.leasehold.store.BagStoreConfig.FRAME_LIMIT;
+        @Override
+        public int maxFrame() {
+            return BagStoreConfig.FRAME_LIMIT;
         }
 
-        String describe() {
+        @Override
+        public String describe() {
             return "bucket " + path + " of log '" + log.name() + "'";
         }
 
-        void torn(String file, long offset, String detail) {
+        @Override
+        public void torn(String file, long offset, String detail) {
             if (sealed) {
                 problems.add(new ReadProblem(ReadProblem.Kind.TORN_TAIL, log.name(), path, file, offset, detail
                         + "; dropped (a write that was never acknowledged)"));
             }
         }
 
-        void problem(ReadProblem p) {
+        @Override
+        public void problem(ReadProblem p) {
             problems.add(p);
         }
     }
@@ -289,7 +299,7 @@ final class LogReader implements MessageStream {
             if (!sealed && !request.includeUnsealed()) {
                 continue;
             }
-            current = new BucketContext(start, sealed);
+            current = new MergedBucket(start, sealed);
             bucketsOpened++;
             List<FileCursor> cursors = sealed ? openSealed(start, dir) : openUnsealed(dir, names);
             cursors.sort((a, b) -> a.name.compareTo(b.name));
@@ -310,7 +320,7 @@ final class LogReader implements MessageStream {
     private List<FileCursor> openSealed(long start, Path dir) throws BagStoreException {
         LockFile lf;
         try {
-            lf = store.sealer().readLock(log, start);
+            lf = sealer.readLock(log, start);
         } catch (IOException e) {
             throw unavailable("reading the lock file of bucket " + log.bucketPath(start) + " of log '" + log.name() + "'",
                     e);

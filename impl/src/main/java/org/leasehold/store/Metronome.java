@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
 import org.leasehold.bag.BagStoreException;
-import org.leasehold.store.fs.NfsSafeFiles;
+import org.leasehold.fs.NfsSafeFiles;
 import org.leasehold.time.Micros;
 import org.leasehold.time.TimeSource;
 
@@ -32,9 +32,9 @@ import org.leasehold.time.TimeSource;
 final class Metronome implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Metronome.class.getName());
 
-    private final FileBagStore store;
     private final TimeSource time;
     private final NfsSafeFiles fs;
+    private final Sealer sealer;
     private final long lookback;
     private final ExecutorService worker;
     private final Map<String, LogState> logs = new ConcurrentHashMap<>();
@@ -58,10 +58,10 @@ final class Metronome implements AutoCloseable {
         }
     }
 
-    Metronome(FileBagStore store, long lookbackMicros) {
-        this.store = store;
-        this.time = store.time();
-        this.fs = store.files();
+    Metronome(StoreContext ctx, long lookbackMicros) {
+        this.time = ctx.time();
+        this.fs = ctx.files();
+        this.sealer = ctx.sealer();
         this.lookback = lookbackMicros;
         ThreadPoolExecutor ex = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
                 r -> {
@@ -172,7 +172,7 @@ final class Metronome implements AutoCloseable {
                     return;
                 }
                 try {
-                    Sealer.Result r = store.sealer().seal(st.log, b, false, null);
+                    Sealer.Result r = sealer.seal(st.log, b, false, null);
                     if (r != null && r.outcome() != org.leasehold.bag.SealReport.Outcome.ALREADY_SEALED) {
                         sealedBuckets.increment();
                     }

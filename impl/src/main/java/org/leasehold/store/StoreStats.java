@@ -2,7 +2,7 @@ package org.leasehold.store;
 
 import java.util.Map;
 
-import org.leasehold.store.fs.NfsSafeFiles;
+import org.leasehold.fs.NfsSafeFiles;
 
 /**
  * Counters of a {@link FileBagStore} since it opened, for metrics, tests and benchmarks.

@@ -11,7 +11,7 @@ import java.time.Duration;
 import java.time.Instant;
 
 import org.junit.jupiter.api.Test;
-import org.leasehold.store.fs.NfsSafeFiles;
+import org.leasehold.fs.NfsSafeFiles;
 import org.leasehold.time.ManualTimeSource;
 import org.leasehold.time.Micros;
 

@@ -25,12 +25,12 @@ import java.util.concurrent.Executor;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.leasehold.fs.NfsSafeFiles;
+import org.leasehold.fs.TimeMarkFiles;
 import org.leasehold.lease.HolderId;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseRequest;
 import org.leasehold.lease.LeaseServiceUnavailableException;
-import org.leasehold.store.TimeMarkFiles;
-import org.leasehold.store.fs.NfsSafeFiles;
 import org.leasehold.time.ManualTimeSource;
 import org.leasehold.time.Micros;
 import org.leasehold.time.TimeMark;

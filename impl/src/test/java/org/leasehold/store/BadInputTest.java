@@ -40,7 +40,7 @@ import org.leasehold.bag.ReadRequest;
 import org.leasehold.bag.StoreUnavailableException;
 import org.leasehold.bag.UnknownLogException;
 import org.leasehold.bag.UnsupportedFormatVersionException;
-import org.leasehold.store.fs.PolicedFileSystem;
+import org.leasehold.fs.PolicedFileSystem;
 import org.leasehold.time.ManualTimeSource;
 import org.leasehold.time.Micros;
 

@@ -10,10 +10,7 @@ import static org.leasehold.store.StoreFixture.lease;
 import static org.leasehold.store.StoreFixture.req;
 import static org.leasehold.store.StoreFixture.texts;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -23,7 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.leasehold.bag.BucketSealedException;
 import org.leasehold.bag.LeaseStamp;
 import org.leasehold.bag.ReadRequest;
-import org.leasehold.store.fs.PolicedFileSystem;
+import org.leasehold.fs.PolicedFileSystem;
 import org.leasehold.time.ManualTimeSource;
 
 /**
@@ -35,31 +32,6 @@ import org.leasehold.time.ManualTimeSource;
 class NfsSafeOperationsTest {
     private static final Set<String> ALLOWED = Set.of("LIST", "MKDIR", "CREATE_NEW", "LINK", "OPEN_WRITE", "OPEN_READ",
             "CHMOD");
-
-    @Test
-    void thePolicedFileSystemRefusesWhatTheStoreMustNeverDo() throws Exception {
-        Path real = freshDir("nfs-police-self-test");
-        Files.writeString(real.resolve("a"), "x");
-        PolicedFileSystem fs = new PolicedFileSystem(false);
-        Path a = fs.wrap(real.resolve("a"));
-        Path b = fs.wrap(real.resolve("b"));
-        assertThrows(UnsupportedOperationException.class, () -> Files.move(a, b), "rename");
-        assertThrows(UnsupportedOperationException.class, () -> Files.move(a, b, StandardCopyOption.ATOMIC_MOVE));
-        assertThrows(UnsupportedOperationException.class, () -> Files.move(a, b, StandardCopyOption.REPLACE_EXISTING));
-        assertThrows(UnsupportedOperationException.class, () -> Files.copy(a, b), "copy");
-        assertThrows(UnsupportedOperationException.class, () -> Files.delete(a), "delete");
-        assertThrows(UnsupportedOperationException.class, () -> Files.deleteIfExists(a));
-        assertThrows(UnsupportedOperationException.class, () -> Files.exists(a), "stat-based existence check");
-        assertThrows(UnsupportedOperationException.class, () -> Files.size(a), "stat without open");
-        assertThrows(UnsupportedOperationException.class, () -> Files.newByteChannel(a, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING), "truncate");
-        assertThrows(UnsupportedOperationException.class, () -> Files.newByteChannel(b, StandardOpenOption.WRITE,
-                StandardOpenOption.CREATE), "create without O_EXCL replaces nothing but is not in the list");
-        assertThrows(UnsupportedOperationException.class, () -> Files.writeString(a, "y"), "write with truncate");
-        assertThrows(UnsupportedOperationException.class, () -> Files.createSymbolicLink(b, a));
-        assertEquals(12, fs.violations().size(), fs.violations().toString());
-        assertEquals("x", Files.readString(real.resolve("a")), "nothing was changed");
-    }
 
     @Test
     void theStoreUsesOnlyTheAllowedOperations() throws Exception {

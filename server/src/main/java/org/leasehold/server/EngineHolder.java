@@ -12,8 +12,8 @@ import java.util.concurrent.Executor;
 
 import org.leasehold.engine.EmbeddedLeaseService;
 import org.leasehold.engine.EngineConfig;
-import org.leasehold.store.TimeMarkFiles;
-import org.leasehold.store.fs.NfsSafeFiles;
+import org.leasehold.fs.NfsSafeFiles;
+import org.leasehold.fs.TimeMarkFiles;
 import org.leasehold.time.ManualTimeSource;
 import org.leasehold.time.Micros;
 import org.leasehold.time.SystemTimeSource;

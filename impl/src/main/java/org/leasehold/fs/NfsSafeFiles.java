@@ -1,4 +1,4 @@
-package org.leasehold.store.fs;
+package org.leasehold.fs;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -16,8 +16,9 @@ import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * The only way the bag store touches its file system: the operations that behave unsurprisingly on NFS (close-to-open
- * consistency) and on any POSIX mount, and nothing else. No rename, move, copy, replace, delete or truncate; no
+ * The only way Leasehold touches a shared file system (the bag store, the adapter's journal and ownership files, time
+ * marks): the operations that behave unsurprisingly on NFS (close-to-open consistency) and on any POSIX mount, and
+ * nothing else. No rename, move, copy, replace, delete or truncate; no
  * existence check other than listing the parent directory (which revalidates NFS's cached directory entries) or
  * trying to create.
  *

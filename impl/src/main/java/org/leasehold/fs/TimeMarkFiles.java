@@ -1,4 +1,4 @@
-package org.leasehold.store;
+package org.leasehold.fs;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -8,12 +8,11 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.zip.CRC32C;
 
-import org.leasehold.store.fs.NfsSafeFiles;
 import org.leasehold.time.Micros;
 import org.leasehold.time.TimeMark;
 

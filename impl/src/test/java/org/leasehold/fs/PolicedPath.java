@@ -1,4 +1,4 @@
-package org.leasehold.store.fs;
+package org.leasehold.fs;
 
 import java.io.IOException;
 import java.net.URI;

@@ -1,0 +1,17 @@
+package org.leasehold.store;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/** The frames of one batch going to one data file, in order, and what went wrong writing or flushing them. */
+final class Segment {
+    final DataFile file;
+    final List<PendingAppend> items = new ArrayList<>();
+    IOException writeError;
+    IOException flushError;
+
+    Segment(DataFile file) {
+        this.file = file;
+    }
+}

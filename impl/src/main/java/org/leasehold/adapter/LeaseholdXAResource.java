@@ -8,9 +8,10 @@ import javax.transaction.xa.Xid;
 
 /**
  * The transaction manager's view of a managed connection. Every call holds the managed connection's lock, so a
- * branch's association and its two-phase steps never interleave with the connection's own calls. The association
- * is the connection's {@link ConnectionUnits}'; branches live in the resource manager's {@link Units}, not here, so the transaction manager may finish a branch through any connection of
- * the same resource manager ({@link #isSameRM}) or during recovery.
+ * branch's association and its two-phase steps never interleave with the connection's own calls. The connection's
+ * {@link ConnectionUnits} hold the association; branches live in the resource manager's {@link Units}, not here, so
+ * the transaction manager may finish a branch through any connection of the same resource manager
+ * ({@link #isSameRM}) or during recovery.
  */
 final class LeaseholdXAResource implements XAResource {
     private final Lock lock;

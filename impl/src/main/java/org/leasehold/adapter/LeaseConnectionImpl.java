@@ -9,16 +9,14 @@ import org.leasehold.connector.ConnectionClosedException;
 import org.leasehold.connector.LeaseConnection;
 import org.leasehold.connector.LeaseOptions;
 import org.leasehold.lease.Lease;
-import org.leasehold.lease.LeaseLostException;
 
 /**
  * The handle an application holds: thin, it delegates to its managed connection, fails once closed, and tells the
- * container when it is closed. Outside a transaction it owns its own unit of work, ended when it closes.
+ * container when it is closed. Outside a transaction its calls have their own unit of work, ended when it closes.
  */
 final class LeaseConnectionImpl implements LeaseConnection {
     private volatile LeaseholdManagedConnection mc;
     private volatile boolean closed;
-    private UnitOfWork auto;
 
     LeaseConnectionImpl(LeaseholdManagedConnection mc) {
         this.mc = mc;
@@ -34,7 +32,7 @@ final class LeaseConnectionImpl implements LeaseConnection {
 
     /** The container took the connection back: the handle is dead, and its own unit ends. */
     void invalidate() {
-        endAuto();
+        endOwnUnit();
         closed = true;
     }
 
@@ -46,38 +44,9 @@ final class LeaseConnectionImpl implements LeaseConnection {
         return m;
     }
 
-    private UnitOfWork unit(LeaseholdManagedConnection m) throws LeaseLostException {
-        UnitOfWork u = m.transactionUnit();
-        if (u == null) {
-            if (auto == null) {
-                auto = m.rm().beginAuto();
-            }
-            u = auto;
-        }
-        if (u.lostReason() != null) {
-            markRollbackOnly(m, u);
-        }
-        m.rm().checkUsable(u);
-        return u;
-    }
-
-    private static void markRollbackOnly(LeaseholdManagedConnection m, UnitOfWork u) {
-        if (u.xid == null) {
-            return;
-        }
-        jakarta.transaction.TransactionSynchronizationRegistry tsr = m.synchronizationRegistry();
-        if (tsr != null) {
-            try {
-                tsr.setRollbackOnly();
-            } catch (java.lang.IllegalStateException e) {
-                // Not on the transaction's thread, or already completing: prepare votes rollback anyway.
-            }
-        }
-    }
-
     @Override
     public String log() {
-        return mc.rm().log();
+        return mc.log();
     }
 
     @Override
@@ -87,45 +56,22 @@ final class LeaseConnectionImpl implements LeaseConnection {
 
     @Override
     public Lease acquire(LeaseOptions options) throws LeaseholdException {
-        LeaseholdManagedConnection m = open();
-        m.lock().lock();
-        try {
-            UnitOfWork u = unit(m);
-            Lease lease = m.rm().acquire(u, options);
-            if (u.xid != null && !u.holdsUntilCompletion()) {
-                // Once per transaction branch: the registry is behind the adapter's lock, not for every acquire.
-                m.rm().holdUntilCompletion(u, m.synchronizationRegistry());
-            }
-            return lease;
-        } finally {
-            m.lock().unlock();
-        }
+        return open().acquire(this, options);
     }
 
     @Override
     public void append(byte[]... payloads) throws LeaseholdException {
-        LeaseholdManagedConnection m = open();
-        m.lock().lock();
-        try {
-            m.rm().append(unit(m), payloads);
-        } finally {
-            m.lock().unlock();
-        }
+        open().append(this, payloads);
     }
 
     @Override
     public List<Lease> leases() throws LeaseholdException {
-        LeaseholdManagedConnection m = open();
-        UnitOfWork u = m.transactionUnit();
-        if (u == null) {
-            u = auto;
-        }
-        return u == null ? List.of() : u.leases();
+        return open().leases(this);
     }
 
     @Override
     public MessageStream read(ReadRequest request) throws LeaseholdException {
-        return open().rm().read(request);
+        return open().read(request);
     }
 
     @Override
@@ -133,7 +79,7 @@ final class LeaseConnectionImpl implements LeaseConnection {
         if (closed) {
             return;
         }
-        endAuto();
+        endOwnUnit();
         closed = true;
         LeaseholdManagedConnection m = mc;
         if (m != null) {
@@ -141,12 +87,10 @@ final class LeaseConnectionImpl implements LeaseConnection {
         }
     }
 
-    private void endAuto() {
-        UnitOfWork u = auto;
-        auto = null;
+    private void endOwnUnit() {
         LeaseholdManagedConnection m = mc;
-        if (u != null && m != null) {
-            m.rm().endAuto(u);
+        if (m != null) {
+            m.endOwnUnit(this);
         }
     }
 }

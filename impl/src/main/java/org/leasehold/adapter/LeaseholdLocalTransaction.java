@@ -11,26 +11,24 @@ import org.leasehold.LeaseholdException;
  * writes the messages as one frame and releases with its timestamp; rollback releases without a watermark.
  */
 final class LeaseholdLocalTransaction implements LocalTransaction {
-    private final LeaseholdManagedConnection mc;
+    private final ConnectionUnits units;
+    private final ResourceManager rm;
 
-    LeaseholdLocalTransaction(LeaseholdManagedConnection mc) {
-        this.mc = mc;
+    LeaseholdLocalTransaction(ConnectionUnits units, ResourceManager rm) {
+        this.units = units;
+        this.rm = rm;
     }
 
     @Override
     public void begin() throws ResourceException {
-        if (mc.localUnit() != null) {
-            throw new LocalTransactionException("a local transaction is already active on this connection: commit or "
-                    + "roll it back first");
-        }
-        mc.localUnit(mc.rm().beginLocal());
+        units.beginLocal();
     }
 
     @Override
     public void commit() throws ResourceException {
-        UnitOfWork u = take("commit");
+        UnitOfWork u = units.takeLocal("commit");
         try {
-            mc.rm().commitLocal(u);
+            rm.commitLocal(u);
         } catch (LeaseholdException e) {
             throw new LocalTransactionException("the local transaction rolled back: " + e.getMessage(), e);
         }
@@ -38,15 +36,6 @@ final class LeaseholdLocalTransaction implements LocalTransaction {
 
     @Override
     public void rollback() throws ResourceException {
-        mc.rm().rollbackLocal(take("rollback"));
-    }
-
-    private UnitOfWork take(String what) throws LocalTransactionException {
-        UnitOfWork u = mc.localUnit();
-        if (u == null) {
-            throw new LocalTransactionException(what + " without an active local transaction on this connection");
-        }
-        mc.localUnit(null);
-        return u;
+        rm.rollbackLocal(units.takeLocal("rollback"));
     }
 }

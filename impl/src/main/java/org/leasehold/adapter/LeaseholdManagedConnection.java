@@ -20,10 +20,18 @@ import jakarta.resource.spi.ManagedConnection;
 import jakarta.resource.spi.ManagedConnectionMetaData;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 
+import org.leasehold.LeaseholdException;
+import org.leasehold.bag.MessageStream;
+import org.leasehold.bag.ReadRequest;
+import org.leasehold.connector.LeaseOptions;
+import org.leasehold.lease.Lease;
+import org.leasehold.lease.LeaseLostException;
+
 /**
- * A physical connection: the link between handles, the unit of work of the transaction it is enlisted in, and the
- * resource manager. The container enlists its {@link XAResource} (or drives its {@link LocalTransaction}); handles
- * delegate to it.
+ * A physical connection: the link between handles, the unit of work of the transaction it is enlisted in (chosen by
+ * its {@link ConnectionUnits}), and the resource manager. The container enlists its {@link XAResource} (or drives its
+ * {@link LocalTransaction}); handles delegate their calls to it, which run under the connection's lock, so that they
+ * never interleave with the branch's association and two-phase steps.
  */
 final class LeaseholdManagedConnection implements ManagedConnection {
     private final LeaseholdManagedConnectionFactory factory;
@@ -33,8 +41,7 @@ final class LeaseholdManagedConnection implements ManagedConnection {
     private final List<ConnectionEventListener> listeners = new CopyOnWriteArrayList<>();
     private final LeaseholdXAResource xaResource;
     private final ReentrantLock lock = new ReentrantLock();
-    private volatile UnitOfWork xaUnit;
-    private volatile UnitOfWork localUnit;
+    private final ConnectionUnits units;
     private volatile boolean destroyed;
     private PrintWriter logWriter;
 
@@ -42,37 +49,91 @@ final class LeaseholdManagedConnection implements ManagedConnection {
         this.factory = factory;
         this.runtime = runtime;
         this.rm = runtime.resourceManager();
-        this.xaResource = new LeaseholdXAResource(this, rm);
+        this.units = new ConnectionUnits(rm.units());
+        this.xaResource = new LeaseholdXAResource(lock, units, rm);
     }
 
     LeaseholdManagedConnectionFactory factory() {
         return factory;
     }
 
-    ResourceManager rm() {
-        return rm;
+    /** The log this connection writes to and reads from. */
+    String log() {
+        return rm.log();
     }
 
-    ReentrantLock lock() {
-        return lock;
+    /**
+     * Takes the leases {@code options} asks for, for the unit of work {@code handle}'s call belongs to; a branch's
+     * leases are then held until its whole transaction completes (see {@link Completion}).
+     */
+    Lease acquire(LeaseConnectionImpl handle, LeaseOptions options) throws LeaseholdException {
+        lock.lock();
+        try {
+            UnitOfWork u = usableUnit(handle);
+            Lease lease = rm.acquire(u, options);
+            if (u.xid != null && !u.holdsUntilCompletion()) {
+                // Once per transaction branch: the registry is behind the adapter's lock, not for every acquire.
+                rm.holdUntilCompletion(u, synchronizationRegistry());
+            }
+            return lease;
+        } finally {
+            lock.unlock();
+        }
     }
 
-    void xaUnit(UnitOfWork u) {
-        xaUnit = u;
+    /** Appends {@code payloads} for the unit of work {@code handle}'s call belongs to. */
+    void append(LeaseConnectionImpl handle, byte[][] payloads) throws LeaseholdException {
+        lock.lock();
+        try {
+            rm.append(usableUnit(handle), payloads);
+        } finally {
+            lock.unlock();
+        }
     }
 
-    /** The unit of work a handle's calls belong to: the XA branch, else the local transaction, else none (null). */
-    UnitOfWork transactionUnit() {
-        UnitOfWork u = xaUnit;
-        return u != null ? u : localUnit;
+    /** The leases of the unit of work {@code handle}'s calls belong to now. */
+    List<Lease> leases(LeaseConnectionImpl handle) {
+        UnitOfWork u = units.current(handle);
+        return u == null ? List.of() : u.leases();
     }
 
-    void localUnit(UnitOfWork u) {
-        localUnit = u;
+    MessageStream read(ReadRequest request) throws LeaseholdException {
+        return rm.read(request);
     }
 
-    UnitOfWork localUnit() {
-        return localUnit;
+    /** Ends {@code handle}'s own unit of work (outside a transaction), if it has one: it closed or was invalidated. */
+    void endOwnUnit(LeaseConnectionImpl handle) {
+        UnitOfWork u = units.takeOwn(handle);
+        if (u != null) {
+            rm.endAuto(u);
+        }
+    }
+
+    /**
+     * The unit {@code handle}'s call belongs to, if it can still be used; a branch that lost a lease is marked for
+     * rollback first.
+     */
+    private UnitOfWork usableUnit(LeaseConnectionImpl handle) throws LeaseLostException {
+        UnitOfWork u = units.forCall(handle);
+        if (u.lostReason() != null) {
+            markRollbackOnly(u);
+        }
+        rm.checkUsable(u);
+        return u;
+    }
+
+    private void markRollbackOnly(UnitOfWork u) {
+        if (u.xid == null) {
+            return;
+        }
+        TransactionSynchronizationRegistry tsr = synchronizationRegistry();
+        if (tsr != null) {
+            try {
+                tsr.setRollbackOnly();
+            } catch (java.lang.IllegalStateException e) {
+                // Not on the transaction's thread, or already completing: prepare votes rollback anyway.
+            }
+        }
     }
 
     TransactionSynchronizationRegistry synchronizationRegistry() {
@@ -98,6 +159,9 @@ final class LeaseholdManagedConnection implements ManagedConnection {
         LeaseholdManagedConnection previous = h.managedConnection();
         if (previous != null) {
             previous.handles.remove(h);
+            if (previous != this) {
+                units.adoptOwn(h, previous.units.takeOwn(h));
+            }
         }
         h.associate(this);
         handles.add(h);
@@ -126,11 +190,9 @@ final class LeaseholdManagedConnection implements ManagedConnection {
             h.invalidate();
         }
         handles.clear();
-        xaUnit = null;
-        UnitOfWork local = localUnit;
+        UnitOfWork local = units.cleanup();
         if (local != null) {
             rm.rollbackLocal(local);
-            localUnit = null;
         }
     }
 
@@ -157,7 +219,7 @@ final class LeaseholdManagedConnection implements ManagedConnection {
 
     @Override
     public LocalTransaction getLocalTransaction() {
-        return new LeaseholdLocalTransaction(this);
+        return new LeaseholdLocalTransaction(units, rm);
     }
 
     @Override

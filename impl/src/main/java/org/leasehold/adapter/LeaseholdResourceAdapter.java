@@ -30,7 +30,7 @@ import org.leasehold.time.TimeSource;
  * The Leasehold resource adapter: leases from a lease service as managed connections enlisted in JTA transactions,
  * and messages written to a bag store on a shared file system when the transaction commits.
  *
- * <p>It owns one runtime (lease service, bag store, journal, renewer) per distinct configuration of its connection
+ * <p>It owns one runtime (lease service, bag store, journal, lease keeper) per distinct configuration of its connection
  * definitions, started on first use and stopped, with everything it owns, when the adapter stops (undeploy).
  * Background work (lease renewal) runs through the container's {@code WorkManager}.
  */

@@ -16,6 +16,7 @@ import org.leasehold.fs.TimeMarkFiles;
 import org.leasehold.lease.LeaseService;
 import org.leasehold.remote.RemoteClientConfig;
 import org.leasehold.remote.RemoteLeaseService;
+import org.leasehold.session.LeaseKeeper;
 import org.leasehold.store.BagStoreConfig;
 import org.leasehold.store.FileBagStore;
 import org.leasehold.time.ManualTimeSource;
@@ -24,8 +25,8 @@ import org.leasehold.time.TimeSource;
 
 /**
  * Everything one configuration of the adapter runs: the lease service (an embedded engine that owns the log, or a
- * client of a lease server), the bag store with its appender and sealer, the prepare journal, the renewer and the
- * metrics. Started on first use, stopped when the adapter stops.
+ * client of a lease server), the bag store with its appender and sealer, the prepare journal, the lease keeper that
+ * renews the units' leases (on the container's work manager) and the metrics. Started on first use, stopped when the adapter stops.
  */
 final class LeaseholdRuntime implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(LeaseholdRuntime.class.getName());
@@ -38,10 +39,12 @@ final class LeaseholdRuntime implements AutoCloseable {
     private final PrepareJournal journal;
     private final AdapterMetrics metrics;
     private final SessionEvents events;
+    private final LeaseKeeper keeper;
     private final ResourceManager rm;
 
     private LeaseholdRuntime(AdapterConfig config, FileBagStore store, LeaseService leases, EmbeddedOwnership ownership,
-            TimeMarkFiles mark, PrepareJournal journal, AdapterMetrics metrics, SessionEvents events, ResourceManager rm) {
+            TimeMarkFiles mark, PrepareJournal journal, AdapterMetrics metrics, SessionEvents events, LeaseKeeper keeper,
+            ResourceManager rm) {
         this.config = config;
         this.store = store;
         this.leases = leases;
@@ -50,6 +53,7 @@ final class LeaseholdRuntime implements AutoCloseable {
         this.journal = journal;
         this.metrics = metrics;
         this.events = events;
+        this.keeper = keeper;
         this.rm = rm;
     }
 
@@ -127,19 +131,20 @@ final class LeaseholdRuntime implements AutoCloseable {
         }
         AdapterMetrics metrics = new AdapterMetrics();
         metrics.register(config.log(), store.writerId());
-        SessionEvents events = new SessionEvents(time);
-        Renewer renewer = new Renewer(leases, time, work, metrics, events);
+        SessionEvents events = new SessionEvents(time, metrics);
+        LeaseKeeper keeper = new LeaseKeeper(leases, time, () -> Duration.ZERO, work);
         String process = config.processId() != null ? config.processId() : store.writerId();
         ClockCheck clocks = leases instanceof RemoteLeaseService r ? ClockCheck.of(r, config.maxClockError(), metrics, time)
                 : ClockCheck.none();
-        ResourceManager rm = new ResourceManager(config, leases, store, journal, time, renewer, metrics, process, clocks);
+        ResourceManager rm = new ResourceManager(config, leases, store, journal, time, keeper, events, metrics, process,
+                clocks);
         if (engine != null) {
             rm.reinstatePrepared(engine);
         }
         metrics.branches(rm::preparedBranches, rm::heuristicBranches);
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4004 adapter runtime started: log {0} at {1}, writer {2}, lease "
                 + "service {3}", config.log(), config.bagStoreRoot(), store.writerId(), leases.serviceId());
-        return new LeaseholdRuntime(config, store, leases, ownership, mark, journal, metrics, events, rm);
+        return new LeaseholdRuntime(config, store, leases, ownership, mark, journal, metrics, events, keeper, rm);
     }
 
     /**
@@ -198,6 +203,7 @@ final class LeaseholdRuntime implements AutoCloseable {
 
     @Override
     public void close() {
+        keeper.close();
         metrics.unregister();
         if (ownership != null) {
             ownership.close();

@@ -10,14 +10,15 @@ import org.leasehold.lease.HolderId;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseGrant;
 import org.leasehold.lease.LeaseMode;
+import org.leasehold.session.LeaseKeeper;
 import org.leasehold.time.TimeSource;
 
 /**
  * What one transaction branch (or local transaction, or connection outside a transaction) holds: its leases, the
- * messages it will write, and whether a lease was lost. Guarded by its own monitor; the renewer and the connection
- * thread both touch it.
+ * messages it will write, and whether a lease was lost. Guarded by its own monitor; the lease keeper and the
+ * connection thread both touch it. The keeper renews its leases together until it {@link #over() is over}.
  */
-final class UnitOfWork {
+final class UnitOfWork implements LeaseKeeper.Holding {
 
     /**
      * Where the unit is in its life: {@code COMPLETING} is a branch that committed (its frame is written) and keeps its
@@ -37,7 +38,7 @@ final class UnitOfWork {
     private final List<byte[]> payloads = new ArrayList<>();
     private State state = State.ACTIVE;
     private String lost;
-    private int renewalFailures;
+    private LeaseKeeper.Keeping keeping;
     private Instant lastWritten;
     private Instant preparedAt;
     private boolean completionRegistered;
@@ -50,7 +51,8 @@ final class UnitOfWork {
         this.transactional = transactional;
     }
 
-    synchronized List<Lease> leases() {
+    @Override
+    public synchronized List<Lease> leases() {
         return List.copyOf(leases);
     }
 
@@ -79,7 +81,8 @@ final class UnitOfWork {
     }
 
     /** Replaces a lease by its renewed or upgraded value (same names and generations). */
-    synchronized void replace(Lease before, Lease after) {
+    @Override
+    public synchronized void replace(Lease before, Lease after) {
         int i = leases.indexOf(before);
         if (i >= 0) {
             leases.set(i, after);
@@ -161,18 +164,19 @@ final class UnitOfWork {
         return lost;
     }
 
-    /** Counts a failed renewal; returns the count of failures in a row. */
-    synchronized int renewalFailed() {
-        return ++renewalFailures;
+    /** Ended, or lost a lease: its leases need no keeping any more. */
+    @Override
+    public synchronized boolean over() {
+        return state == State.ENDED || lost != null;
     }
 
-    /** Renewals failed in a row so far. */
-    synchronized int renewalFailures() {
-        return renewalFailures;
+    /** The keeping of this unit's leases, while they are kept, else null. */
+    synchronized LeaseKeeper.Keeping keeping() {
+        return keeping;
     }
 
-    synchronized void renewed() {
-        renewalFailures = 0;
+    synchronized void keeping(LeaseKeeper.Keeping k) {
+        keeping = k;
     }
 
     synchronized void written(Instant t) {

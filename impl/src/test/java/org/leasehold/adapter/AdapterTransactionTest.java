@@ -483,6 +483,24 @@ class AdapterTransactionTest {
     }
 
     @Test
+    void aHandleMovedToAnotherManagedConnectionTakesItsOwnUnitAlong() throws Exception {
+        LeaseholdManagedConnection first = (LeaseholdManagedConnection) fx.mcf.createManagedConnection(null, null);
+        LeaseholdManagedConnection second = (LeaseholdManagedConnection) fx.mcf.createManagedConnection(null, null);
+        LeaseConnection c = (LeaseConnection) first.getConnection(null, null);
+        Lease held = c.acquire("moved");
+        second.associateConnection(c);
+        first.cleanup();
+        assertEquals(List.of(held), c.leases(), "the handle's own unit came along, with its lease");
+        c.append(bytes("under the lease taken before the move"));
+        c.close();
+        assertEquals(1, fx.messages().size());
+        try (LeaseConnection next = fx.connection()) {
+            assertEquals(fx.messages().get(0).timestamp(), next.acquire("moved").floor(),
+                    "closing on the second connection released the lease with the last timestamp");
+        }
+    }
+
+    @Test
     void aLostLeaseMakesTheTransactionRollBackWithAClearException() throws Exception {
         fx.tm.begin();
         LeaseConnection c = fx.connection();

@@ -12,7 +12,6 @@ import java.util.logging.Logger;
 import org.leasehold.bag.BagStoreException;
 import org.leasehold.bag.UnknownLogException;
 import org.leasehold.bag.UnreadableRecordException;
-import org.leasehold.lease.LeaseServiceUnavailableException;
 import org.leasehold.remote.RemoteCallFailedException;
 import org.leasehold.time.SystemTimeSource;
 import org.leasehold.time.TimeSource;
@@ -138,9 +137,8 @@ public final class LeaseholdCli implements Runnable {
         if (e instanceof BagStoreException || e instanceof CliFailure) {
             return e.getMessage();
         }
-        if (e instanceof RemoteCallFailedException r) {
-            return r.getMessage() + (r.getCause() instanceof LeaseServiceUnavailableException
-                    ? " (check that the lease server runs there and that --server names it)" : "");
+        if (e instanceof RemoteCallFailedException) {
+            return e.getMessage();
         }
         return "unexpected failure: " + e + " (run with --verbose for the stack trace)";
     }

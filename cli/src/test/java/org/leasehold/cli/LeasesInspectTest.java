@@ -149,8 +149,7 @@ class LeasesInspectTest {
         assertEquals(1, r.code(), r::toString);
         assertEquals(1, r.errLines().size(), r::toString);
         assertTrue(r.err().startsWith("leasehold: cannot inspect 'x' at lease server " + address + ": "), r::toString);
-        assertTrue(r.err().strip().endsWith("(check that the lease server runs there and that --server names it)"),
-                r::toString);
+        assertTrue(r.err().contains("is unreachable or did not answer in time"), r::toString);
         assertEquals("", r.out());
 
         CliRun bad = run("leases", "inspect", "--server", "nohost", "x");

@@ -100,7 +100,14 @@ final class LeasesInspectCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }
-        try (RemoteLeaseService service = new RemoteLeaseService(config, context.time())) {
+        RemoteLeaseService service;
+        try {
+            service = new RemoteLeaseService(config, context.time());
+        } catch (IllegalArgumentException e) {
+            // A TLS file that holds no certificate or key: a bad argument, said by the client.
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+        try (service) {
             for (String n : names) {
                 List<NameStatus> found = service.inspect(n, prefix ? limit : Integer.MAX_VALUE);
                 boolean any = false;

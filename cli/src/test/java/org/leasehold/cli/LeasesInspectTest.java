@@ -157,6 +157,17 @@ class LeasesInspectTest {
         assertEquals(List.of("leasehold: server address 'nohost' is not host:port, for example 127.0.0.1:7420",
                 "Try 'leasehold leases inspect --help' for more information."), bad.errLines());
 
+        Path notPem = TestStore.BASE.resolve("not-a-certificate.pem");
+        Files.createDirectories(notPem.getParent());
+        Files.writeString(notPem, "not a certificate\n");
+        CliRun badTrust = run("leases", "inspect", "--server", address, "--tls-trust", notPem.toString(), "x");
+        assertEquals(2, badTrust.code(), badTrust::toString);
+        assertTrue(badTrust.errLines().get(0).startsWith("leasehold: cannot set up TLS to " + address + " from " + notPem),
+                badTrust::toString);
+        CliRun noToken = run("leases", "inspect", "--server", address, "--token-file", notPem + ".absent", "x");
+        assertEquals(2, noToken.code(), noToken::toString);
+        assertTrue(noToken.errLines().get(0).startsWith("leasehold: cannot read the token file "), noToken::toString);
+
         CliRun noName = run("leases", "inspect", "--server", address);
         assertEquals(2, noName.code(), noName::toString);
     }

@@ -1,7 +1,9 @@
 package org.leasehold.cli;
 
+import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
@@ -63,7 +65,9 @@ public final class LeaseholdCli implements Runnable {
     public static void main(String[] args) {
         int code;
         try (SystemTimeSource time = new SystemTimeSource("leasehold-cli-timer")) {
-            PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
+            // Buffered: a read of a long log prints one line a message; commands that wait (tail -f) flush.
+            PrintWriter out = new PrintWriter(new BufferedWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8),
+                    1 << 16));
             PrintWriter err = new PrintWriter(System.err, true, StandardCharsets.UTF_8);
             code = execute(time, out, err, System.console() != null, args);
         }

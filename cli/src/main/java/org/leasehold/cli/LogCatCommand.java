@@ -37,8 +37,13 @@ final class LogCatCommand implements Callable<Integer> {
         try (StoreReader reader = store.open(context);
                 MessageStream s = reader.read(read.request(log.log, context.time().now()))) {
             Message m;
+            long n = 0;
             while ((m = s.next()) != null) {
                 context.out().println(MessageOutput.line(m, read.json));
+                if (++n % 4096 == 0 && context.out().checkError()) {
+                    // Standard output is gone (a pipe to 'head' closed): nobody reads the rest.
+                    return 0;
+                }
             }
             for (ReadProblem p : s.problems()) {
                 context.err().println(MessageOutput.problem(p));

@@ -91,8 +91,8 @@ final class LogSealCommand implements Callable<Integer> {
         long buckets = (last - first) / g.widthMicros() + 1;
         if (Micros.of(now) < g.dueAt(last)) {
             throw new CliFailure("bucket " + LogGeometry.relativePath(last) + " of log '" + log.log + "' may be sealed "
-                    + "only from " + Micros.toInstant(g.dueAt(last)) + " (its end plus grace); this clock reads " + Micros.toInstant(Micros.of(now))
-                    + ". Nothing was sealed: give an earlier --through, or retry then");
+                    + "only from " + Micros.toInstant(g.dueAt(last)) + " (its end plus grace); this clock reads "
+                    + Micros.toInstant(Micros.of(now)) + ". Nothing was sealed: give an earlier --through, or retry then");
         }
         long step = Math.max(1, (buckets + STEPS - 1) / STEPS) * g.widthMicros();
         List<SealReport.BucketSeal> seals = new ArrayList<>();

@@ -106,14 +106,19 @@ final class LogTailCommand implements Callable<Integer> {
             ReadRequest first = follow ? new ReadRequest(request.log(), request.from(), null, request.leaseNames(),
                     request.skipUnreadable(), true) : request;
             long earliestTentative = Long.MAX_VALUE;
+            long windowMicros = Math.max(Micros.of(back), g.widthMicros() + g.graceMicros() + 2 * g.errorMicros());
+            long inWindow = g.bucketOf(Micros.of(now) - windowMicros);
             try (MessageStream s = reader.read(first)) {
                 Message m;
                 while ((m = s.next()) != null) {
-                    if (follow) {
+                    // Remember what a later look reads again: from the first tentative bucket (buckets come in time
+                    // order) or the window on; what lies before both is never read again.
+                    long bucket = Micros.of(m.bucket());
+                    if (m.tentative()) {
+                        earliestTentative = Math.min(earliestTentative, bucket);
+                    }
+                    if (follow && (earliestTentative != Long.MAX_VALUE || bucket >= inWindow)) {
                         (m.tentative() ? tentative : sealed).add(Key.of(m));
-                        if (m.tentative()) {
-                            earliestTentative = Math.min(earliestTentative, Micros.of(m.bucket()));
-                        }
                     }
                     if (m.tentative() && read.sealedOnly) {
                         continue;
@@ -134,7 +139,6 @@ final class LogTailCommand implements Callable<Integer> {
             if (!follow) {
                 return 0;
             }
-            long windowMicros = Math.max(Micros.of(back), g.widthMicros() + g.graceMicros() + 2 * g.errorMicros());
             long floor = request.from() == null ? LogGeometry.MIN_MICROS : g.bucketOf(Micros.of(request.from()));
             long frontier = floor;
             while (true) {

@@ -35,8 +35,7 @@ final class ReadOptions {
 
     /** The read these options ask for, with relative times resolved against {@code now}. */
     ReadRequest request(String log, Instant now) {
-        ReadRequest r = new ReadRequest(log, from == null ? null : from.resolve(now), to == null ? null : to.resolve(now),
+        return new ReadRequest(log, from == null ? null : from.resolve(now), to == null ? null : to.resolve(now),
                 Set.copyOf(names), skipUnreadable, !sealedOnly);
-        return r;
     }
 }

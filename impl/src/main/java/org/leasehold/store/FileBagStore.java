@@ -85,8 +85,8 @@ public final class FileBagStore implements BagStore {
     private final SecureRandom random = new SecureRandom();
     private volatile boolean closed;
 
-    private FileBagStore(BagStoreConfig config, TimeSource time, SystemTimeSource ownedTime, StoreHooks hooks)
-            throws BagStoreException {
+    private FileBagStore(BagStoreConfig config, TimeSource time, SystemTimeSource ownedTime, StoreHooks hooks,
+            boolean reader) throws BagStoreException {
         this.config = config.validate();
         this.time = time;
         this.ownedTime = ownedTime;
@@ -95,14 +95,16 @@ public final class FileBagStore implements BagStore {
         checkRoot(config.root());
         Path lockDir = config.localLockDir() != null ? config.localLockDir()
                 : Paths.get(System.getProperty("java.io.tmpdir"), "leasehold-writers");
-        this.writerLock = LocalWriterLock.acquire(lockDir, config.host(), config.writerId());
-        this.writerId = writerLock.writerId();
+        // A reader (StoreReader) takes no writer identity, so it cannot shift the identities of this machine's writers.
+        this.writerLock = reader ? null : LocalWriterLock.acquire(lockDir, config.host(), config.writerId());
+        this.writerId = reader ? null : writerLock.writerId();
         this.sealer = new Sealer(fs, writerId, time);
         this.context = new StoreContext(this.config, writerId, fs, time, hooks, sealer);
-        this.metronome = config.metronome() ? new Metronome(context, Micros.of(config.metronomeLookback())) : null;
+        this.metronome = config.metronome() && !reader ? new Metronome(context, Micros.of(config.metronomeLookback()))
+                : null;
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-6001 bag store opened at {0} as writer {1} (bucket {2}, grace {3}, "
-                + "max clock error {4}, flush {5})", config.root(), writerId, config.bucketWidth(), config.grace(),
-                config.maxClockError(), config.flushPolicy());
+                + "max clock error {4}, flush {5})", config.root(), reader ? "none (read-only)" : writerId,
+                config.bucketWidth(), config.grace(), config.maxClockError(), config.flushPolicy());
     }
 
     /**
@@ -111,14 +113,14 @@ public final class FileBagStore implements BagStore {
      * @throws StoreUnavailableException the root is missing or not a directory, or the writer identity is taken
      */
     public static FileBagStore open(BagStoreConfig config, TimeSource time) throws BagStoreException {
-        return new FileBagStore(config, time, null, StoreHooks.NONE);
+        return new FileBagStore(config, time, null, StoreHooks.NONE, false);
     }
 
     /** Opens a store on the system clock (closed with the store). */
     public static FileBagStore open(BagStoreConfig config) throws BagStoreException {
         SystemTimeSource t = new SystemTimeSource("leasehold-bag-timer");
         try {
-            return new FileBagStore(config, t, t, StoreHooks.NONE);
+            return new FileBagStore(config, t, t, StoreHooks.NONE, false);
         } catch (BagStoreException | RuntimeException e) {
             t.close();
             throw e;
@@ -127,7 +129,17 @@ public final class FileBagStore implements BagStore {
 
     /** Opens a store with test hooks. */
     static FileBagStore open(BagStoreConfig config, TimeSource time, StoreHooks hooks) throws BagStoreException {
-        return new FileBagStore(config, time, null, hooks);
+        return new FileBagStore(config, time, null, hooks, false);
+    }
+
+    /** What this store's parts get from it (the read-only {@link StoreReader} and its surveys too). */
+    StoreContext context() {
+        return context;
+    }
+
+    /** Opens a store that only reads: no writer identity, no metronome ({@link StoreReader} wraps it). */
+    static FileBagStore openReader(BagStoreConfig config, TimeSource time) throws BagStoreException {
+        return new FileBagStore(config, time, null, StoreHooks.NONE, true);
     }
 
     private void checkRoot(Path root) throws StoreUnavailableException {
@@ -367,7 +379,7 @@ public final class FileBagStore implements BagStore {
         }
     }
 
-    private LogHandle logForReading(String name) throws BagStoreException {
+    LogHandle logForReading(String name) throws BagStoreException {
         LogHandle h = logs.get(name == null ? "" : name);
         if (h != null) {
             return h;
@@ -553,7 +565,9 @@ public final class FileBagStore implements BagStore {
         for (Appender a : appenders.values()) {
             a.close();
         }
-        writerLock.close();
+        if (writerLock != null) {
+            writerLock.close();
+        }
         if (ownedTime != null) {
             ownedTime.close();
         }

@@ -1,0 +1,118 @@
+package org.leasehold.cli;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.Callable;
+
+import org.leasehold.store.LogGeometry;
+import org.leasehold.store.LogSurvey;
+import org.leasehold.store.StoreReader;
+import org.leasehold.time.Micros;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code leasehold log stats}: what is on disk for one log, and how far sealing lags. */
+@Command(name = "stats", mixinStandardHelpOptions = true, versionProvider = LeaseholdCli.Version.class,
+        description = {"Survey one log: its buckets (sealed, unsealed, due), data files and bytes, its first and last "
+            + "bucket, and the seal lag (now minus the end of the newest sealed bucket).",
+            "Lists every bucket directory in the range and sizes every data file; reads no message."})
+final class LogStatsCommand implements Callable<Integer> {
+    private final CliContext context;
+
+    @Mixin
+    private LogCommand.StoreOption store;
+
+    @Mixin
+    private LogCommand.LogOption log;
+
+    @Option(names = "--from", paramLabel = "TIME", description = "Only buckets ending after this time (default: the "
+            + "log's beginning). ISO-8601 instant, 'now', or an offset such as -10m.")
+    private TimeArg from;
+
+    @Option(names = "--to", paramLabel = "TIME", description = "Only buckets starting before this time (default: no "
+            + "end).")
+    private TimeArg to;
+
+    @Option(names = "--json", description = "One JSON object (see docs/CLI.md for its fields).")
+    private boolean json;
+
+    LogStatsCommand(CliContext context) {
+        this.context = context;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Instant now = context.time().now();
+        long f = from == null ? LogGeometry.MIN_MICROS : Micros.of(from.resolve(now));
+        long t = to == null ? LogGeometry.MAX_MICROS : Micros.of(to.resolve(now));
+        LogSurvey s;
+        try (StoreReader reader = store.open(context)) {
+            s = reader.survey(log.log, f, t, Micros.of(now));
+        }
+        if (json) {
+            context.out().println(Json.line(toJson(s)));
+            return 0;
+        }
+        LogGeometry g = s.geometry();
+        row("log", s.log());
+        row("bucket width", Duration.ofNanos(g.widthMicros() * 1_000L));
+        row("grace", Duration.ofNanos(g.graceMicros() * 1_000L));
+        row("max clock error", Duration.ofNanos(g.errorMicros() * 1_000L));
+        row("buckets", s.buckets() + " (" + s.sealedBuckets() + " sealed, " + s.unsealedBuckets() + " unsealed, of which "
+                + s.dueUnsealed() + " due)");
+        row("data files", s.dataFiles());
+        row("bytes", s.bytes() + " (" + s.sealedBytes() + " sealed, " + s.unsealedBytes() + " unsealed, "
+                + s.refusedBytes() + " refused)");
+        row("first bucket", orNone(s.firstBucket()));
+        row("last bucket", orNone(s.lastBucket()));
+        row("newest sealed end", orNone(s.newestSealedEnd()));
+        row("oldest unsealed", orNone(s.oldestUnsealed()));
+        row("seal lag", s.sealLag() == null ? "-" : s.sealLag());
+        row("surveyed at", s.surveyedAt());
+        return 0;
+    }
+
+    private void row(String key, Object value) {
+        context.out().printf("%-18s %s%n", key, value);
+    }
+
+    private static Object orNone(Instant i) {
+        return i == null ? "-" : i;
+    }
+
+    static ObjectNode toJson(LogSurvey s) {
+        ObjectNode n = Json.MAPPER.createObjectNode();
+        n.put("log", s.log());
+        n.put("bucketWidthMicros", s.geometry().widthMicros());
+        n.put("graceMicros", s.geometry().graceMicros());
+        n.put("maxClockErrorMicros", s.geometry().errorMicros());
+        n.put("surveyedAt", s.surveyedAt().toString());
+        n.put("buckets", s.buckets());
+        n.put("sealedBuckets", s.sealedBuckets());
+        n.put("unsealedBuckets", s.unsealedBuckets());
+        n.put("dueUnsealedBuckets", s.dueUnsealed());
+        n.put("dataFiles", s.dataFiles());
+        n.put("bytes", s.bytes());
+        n.put("sealedBytes", s.sealedBytes());
+        n.put("unsealedBytes", s.unsealedBytes());
+        n.put("refusedBytes", s.refusedBytes());
+        n.put("firstBucket", text(s.firstBucket()));
+        n.put("lastBucket", text(s.lastBucket()));
+        n.put("newestSealedEnd", text(s.newestSealedEnd()));
+        n.put("oldestUnsealed", text(s.oldestUnsealed()));
+        if (s.sealLag() == null) {
+            n.putNull("sealLagMicros");
+        } else {
+            n.put("sealLagMicros", Micros.of(s.sealLag()));
+        }
+        return n;
+    }
+
+    private static String text(Instant i) {
+        return i == null ? null : i.toString();
+    }
+}

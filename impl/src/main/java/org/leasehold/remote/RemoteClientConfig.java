@@ -11,6 +11,10 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
+import org.leasehold.wire.DurationText;
+import org.leasehold.wire.Protocol;
+import org.leasehold.wire.SpinWait;
+
 /**
  * Settings of a {@link RemoteLeaseService}. Built with {@link #builder(String...)} in code, or from string properties
  * with {@link #fromProperties(Map)} (the resource adapter's config properties, a properties file): see that method for
@@ -155,13 +159,13 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
             b.tokenFile(Path.of(tokenFile.trim()));
         }
         if (properties.containsKey("callTimeout")) {
-            b.callTimeout(duration("callTimeout", properties.get("callTimeout")));
+            b.callTimeout(DurationText.parse("callTimeout", properties.get("callTimeout")));
         }
         if (properties.containsKey("keepAliveTime")) {
-            b.keepAliveTime(duration("keepAliveTime", properties.get("keepAliveTime")));
+            b.keepAliveTime(DurationText.parse("keepAliveTime", properties.get("keepAliveTime")));
         }
         if (properties.containsKey("clockSyncInterval")) {
-            b.clockSyncInterval(duration("clockSyncInterval", properties.get("clockSyncInterval")));
+            b.clockSyncInterval(DurationText.parse("clockSyncInterval", properties.get("clockSyncInterval")));
         }
         if (properties.containsKey("maxInboundMessageBytes")) {
             String v = properties.get("maxInboundMessageBytes").trim();
@@ -193,7 +197,7 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
             }
         }
         if (properties.containsKey("spinWait")) {
-            b.spinWait(duration("spinWait", properties.get("spinWait")));
+            b.spinWait(DurationText.parse("spinWait", properties.get("spinWait")));
         }
         return b.build();
     }
@@ -206,40 +210,6 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
             }
         }
         return out;
-    }
-
-    /** Parses {@code 0}, {@code 50us}, {@code 250ms}, {@code 5s}, {@code 2m}, {@code 1h} or ISO-8601 ({@code PT5S}). */
-    public static Duration duration(String what, String text) {
-        if (text == null || text.isBlank()) {
-            throw new IllegalArgumentException(what + " is empty; give a duration such as 500ms, 5s, 2m or PT5S");
-        }
-        String t = text.trim().toLowerCase(Locale.ROOT);
-        if (t.equals("0")) {
-            return Duration.ZERO;
-        }
-        try {
-            if (t.startsWith("pt") || t.startsWith("p")) {
-                return Duration.parse(text.trim());
-            }
-            if (t.endsWith("ms")) {
-                return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2).trim()));
-            }
-            if (t.endsWith("us")) {
-                return Duration.ofNanos(Math.multiplyExact(Long.parseLong(t.substring(0, t.length() - 2).trim()), 1_000L));
-            }
-            char unit = t.charAt(t.length() - 1);
-            long n = Long.parseLong(t.substring(0, t.length() - 1).trim());
-            return switch (unit) {
-                case 's' -> Duration.ofSeconds(n);
-                case 'm' -> Duration.ofMinutes(n);
-                case 'h' -> Duration.ofHours(n);
-                case 'd' -> Duration.ofDays(n);
-                default -> throw new NumberFormatException("unit");
-            };
-        } catch (NumberFormatException | DateTimeParseException | ArithmeticException e) {
-            throw new IllegalArgumentException(what + " '" + text + "' is not a duration; use 500ms, 5s, 2m, 1h or "
-                    + "ISO-8601 such as PT5S", e);
-        }
     }
 
     /** Checks every value. */

@@ -39,23 +39,24 @@ import org.leasehold.lease.MetadataEntry;
 import org.leasehold.lease.NameStatus;
 import org.leasehold.lease.SessionListener;
 import org.leasehold.lease.WaiterStatus;
-import org.leasehold.remote.proto.AcquireRequest;
-import org.leasehold.remote.proto.CheckReply;
-import org.leasehold.remote.proto.CheckRequest;
-import org.leasehold.remote.proto.EchoRequest;
-import org.leasehold.remote.proto.InfoReply;
-import org.leasehold.remote.proto.InspectReply;
-import org.leasehold.remote.proto.InspectRequest;
-import org.leasehold.remote.proto.ReleaseReply;
-import org.leasehold.remote.proto.ReleaseRequest;
-import org.leasehold.remote.proto.RenewRequest;
-import org.leasehold.remote.proto.SessionReply;
-import org.leasehold.remote.proto.SessionRequest;
-import org.leasehold.remote.proto.UpgradeRequest;
 import org.leasehold.session.LeaseKeeper;
 import org.leasehold.time.Micros;
 import org.leasehold.time.SystemTimeSource;
 import org.leasehold.time.TimeSource;
+import org.leasehold.wire.ProtoCodec;
+import org.leasehold.wire.proto.AcquireRequest;
+import org.leasehold.wire.proto.CheckReply;
+import org.leasehold.wire.proto.CheckRequest;
+import org.leasehold.wire.proto.EchoRequest;
+import org.leasehold.wire.proto.InfoReply;
+import org.leasehold.wire.proto.InspectReply;
+import org.leasehold.wire.proto.InspectRequest;
+import org.leasehold.wire.proto.ReleaseReply;
+import org.leasehold.wire.proto.ReleaseRequest;
+import org.leasehold.wire.proto.RenewRequest;
+import org.leasehold.wire.proto.SessionReply;
+import org.leasehold.wire.proto.SessionRequest;
+import org.leasehold.wire.proto.UpgradeRequest;
 
 /**
  * The remote mode: a {@link LeaseService} served by one or more Leasehold lease servers, with the same semantics as
@@ -949,7 +950,7 @@ public final class RemoteLeaseService implements LeaseService {
                 if (r.hasError()) {
                     throw ProtoCodec.exception(r.getError(), e.address);
                 }
-                for (org.leasehold.remote.proto.NameStatus s : r.getNamesList()) {
+                for (org.leasehold.wire.proto.NameStatus s : r.getNamesList()) {
                     NameStatus status = ProtoCodec.status(s);
                     merged.merge(status.name(), status, RemoteLeaseService::mergeStatus);
                 }

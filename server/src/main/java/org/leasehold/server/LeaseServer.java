@@ -18,8 +18,8 @@ import io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 
 import org.leasehold.engine.EmbeddedLeaseService;
-import org.leasehold.remote.Protocol;
 import org.leasehold.time.Micros;
+import org.leasehold.wire.Protocol;
 
 /**
  * The standalone lease server: one embedded lease engine (internally sharded into lock stripes) served over gRPC,
@@ -75,7 +75,7 @@ public final class LeaseServer implements AutoCloseable {
             h = config.httpListen() != null ? new HttpEndpoint(config.httpListen(), metrics, new HealthView()) : null;
             ServerConfig.SocketSettings s = config.socket();
             this.socket = s == null ? null : new SocketTransport(s.listen(), config.tlsCert() == null ? null
-                    : org.leasehold.remote.SocketTls.serverContext(config.tlsCert(), config.tlsKey(), config.tlsClientCa()),
+                    : org.leasehold.wire.SocketTls.serverContext(config.tlsCert(), config.tlsKey(), config.tlsClientCa()),
                     config.tlsClientCa() != null, tokens, service, metrics, config.maxMessageBytes(), s.maxConnections(),
                     Duration.ofSeconds(10), Protocol.SOCKET_IDLE_TIMEOUT, s.writeTimeout(), s.spinWait());
             ok = true;

@@ -21,12 +21,12 @@ import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseRequest;
 import org.leasehold.lease.LeaseServiceUnavailableException;
 import org.leasehold.remote.RemoteLeaseService;
-import org.leasehold.remote.proto.Grant;
-import org.leasehold.remote.proto.Holder;
-import org.leasehold.remote.proto.ReleaseReply;
-import org.leasehold.remote.proto.ReleaseRequest;
-import org.leasehold.remote.proto.SessionReply;
-import org.leasehold.remote.proto.SessionRequest;
+import org.leasehold.wire.proto.Grant;
+import org.leasehold.wire.proto.Holder;
+import org.leasehold.wire.proto.ReleaseReply;
+import org.leasehold.wire.proto.ReleaseRequest;
+import org.leasehold.wire.proto.SessionReply;
+import org.leasehold.wire.proto.SessionRequest;
 
 /**
  * A renewal answered after the client's call timeout: the client reports the renewal as unavailable, and the late
@@ -67,8 +67,8 @@ class LateAnswerTest {
         }
     }
 
-    private static org.leasehold.remote.proto.Lease lease(Holder holder, String name) {
-        return org.leasehold.remote.proto.Lease.newBuilder().setHolder(holder).setGrantedAtMicros(ScriptedServer.NOW)
+    private static org.leasehold.wire.proto.Lease lease(Holder holder, String name) {
+        return org.leasehold.wire.proto.Lease.newBuilder().setHolder(holder).setGrantedAtMicros(ScriptedServer.NOW)
                 .setDeadlineMicros(ScriptedServer.NOW + 30_000_000L).addGrants(Grant.newBuilder().setName(name)
                         .setGeneration(7).setFloorMicros(ScriptedServer.NOW).setWritableFromMicros(ScriptedServer.NOW))
                 .build();

@@ -12,7 +12,6 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-import org.leasehold.remote.RemoteClientConfig;
 import org.leasehold.remote.RemoteClientConfig.Transport;
 import org.leasehold.wire.DurationText;
 

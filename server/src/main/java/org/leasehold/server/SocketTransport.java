@@ -42,7 +42,7 @@ import org.leasehold.wire.proto.SocketWelcome;
  * are written by a small pool, so that a client that stops reading holds up only its own connection. A connection
  * whose answers have not been taken for {@link #writeTimeout} is closed, which withdraws its waiting requests.
  *
- * <p>Sessions here are the same {@link LeaseholdService} sessions as on gRPC: same authentication (bearer token in the
+ * <p>Sessions here are the same {@link LeaseSessions} sessions as on gRPC: same authentication (bearer token in the
  * {@code SocketHello}, or client certificate), same ACLs, limits and metrics.
  */
 final class SocketTransport implements AutoCloseable {
@@ -56,7 +56,7 @@ final class SocketTransport implements AutoCloseable {
     private final boolean tls;
     private final boolean clientCertificates;
     private final Credentials tokens;
-    private final LeaseholdService service;
+    private final LeaseSessions sessions;
     private final ServerMetrics metrics;
     private final int maxMessageBytes;
     private final int maxConnections;
@@ -77,13 +77,13 @@ final class SocketTransport implements AutoCloseable {
 
     @SuppressWarnings("checkstyle:ParameterNumber")
     SocketTransport(InetSocketAddress listen, SSLContext ssl, boolean clientCertificates, Credentials tokens,
-            LeaseholdService service, ServerMetrics metrics, int maxMessageBytes, int maxConnections,
+            LeaseSessions sessions, ServerMetrics metrics, int maxMessageBytes, int maxConnections,
             Duration handshakeTimeout, Duration idleTimeout, Duration writeTimeout, Duration spinWait) throws IOException {
         this.tls = ssl != null;
         this.spinWait = spinWait;
         this.clientCertificates = clientCertificates;
         this.tokens = tokens;
-        this.service = service;
+        this.sessions = sessions;
         this.metrics = metrics;
         this.maxMessageBytes = maxMessageBytes;
         this.maxConnections = maxConnections;
@@ -227,7 +227,7 @@ final class SocketTransport implements AutoCloseable {
     }
 
     /** One client connection: its reader thread, its session, and how its answers are written. */
-    private final class Conn implements LeaseholdService.Outlet {
+    private final class Conn implements LeaseSessions.Outlet {
         final long id;
         /** The accepted TCP socket: closing it ends the connection at once, TLS or not. */
         final Socket raw;
@@ -256,7 +256,7 @@ final class SocketTransport implements AutoCloseable {
         }
 
         void run() {
-            LeaseholdService.SessionHandle session = null;
+            LeaseSessions.SessionHandle session = null;
             try {
                 raw.setTcpNoDelay(true);
                 if (tlsFactory != null) {
@@ -278,7 +278,7 @@ final class SocketTransport implements AutoCloseable {
                 if (principal == null) {
                     return;
                 }
-                session = service.openSession(principal, gate, this);
+                session = sessions.open(principal, gate, this);
                 lastReadNanos = System.nanoTime();
                 welcomed = true;
                 InputStream rawIn = raw.getInputStream();
@@ -395,7 +395,7 @@ final class SocketTransport implements AutoCloseable {
         }
 
         /** Sends a connection-level error answer after the session's pending answers. */
-        private void tellAndClose(LeaseholdService.SessionHandle session, String message) {
+        private void tellAndClose(LeaseSessions.SessionHandle session, String message) {
             session.end();
             try {
                 synchronized (this) {

@@ -1,4 +1,4 @@
-package org.leasehold.server;
+package org.leasehold.remote;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -12,7 +12,6 @@ import org.leasehold.lease.HolderId;
 import org.leasehold.lease.LeaseException;
 import org.leasehold.lease.LeaseRequest;
 import org.leasehold.lease.LeaseServiceUnavailableException;
-import org.leasehold.remote.RemoteLeaseService;
 import org.leasehold.wire.proto.SessionReply;
 import org.leasehold.wire.proto.SessionRequest;
 

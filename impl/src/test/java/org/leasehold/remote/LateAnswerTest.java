@@ -1,4 +1,4 @@
-package org.leasehold.server;
+package org.leasehold.remote;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -20,7 +20,6 @@ import org.leasehold.lease.HolderId;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseRequest;
 import org.leasehold.lease.LeaseServiceUnavailableException;
-import org.leasehold.remote.RemoteLeaseService;
 import org.leasehold.wire.proto.Grant;
 import org.leasehold.wire.proto.Holder;
 import org.leasehold.wire.proto.ReleaseReply;

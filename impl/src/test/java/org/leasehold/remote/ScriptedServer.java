@@ -1,4 +1,4 @@
-package org.leasehold.server;
+package org.leasehold.remote;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -9,8 +9,6 @@ import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 
-import org.leasehold.remote.RemoteClientConfig;
-import org.leasehold.remote.RemoteLeaseService;
 import org.leasehold.wire.Protocol;
 import org.leasehold.wire.proto.InfoReply;
 import org.leasehold.wire.proto.InfoRequest;

@@ -37,7 +37,7 @@ class LateAnswerTest {
     private final AtomicInteger releases = new AtomicInteger();
     private final CountDownLatch lateAnswerSent = new CountDownLatch(1);
 
-    /** Grants at once, answers renewals 1.5 s late, echoes, and counts unary releases (how the client releases). */
+    /** Grants at once, answers renewals 2.5 s late, echoes, and counts unary releases (how the client releases). */
     private final class SlowRenewals extends ScriptedServer {
         @Override
         void answer(SessionRequest r, Consumer<SessionReply> send) {
@@ -51,7 +51,7 @@ class LateAnswerTest {
                 later.schedule(() -> {
                     send.accept(renewed);
                     lateAnswerSent.countDown();
-                }, 1_500, TimeUnit.MILLISECONDS);
+                }, 2_500, TimeUnit.MILLISECONDS);
             } else if (r.hasEcho()) {
                 send.accept(SessionReply.newBuilder().setRequestId(r.getRequestId()).setEcho(r.getEcho().getPayload())
                         .build());
@@ -80,7 +80,13 @@ class LateAnswerTest {
 
     @Test
     void aRenewalAnsweredTooLateDoesNotReleaseTheLease() throws Exception {
-        try (ScriptedServer server = new SlowRenewals().start(Duration.ofMillis(500))) {
+        try (ScriptedServer server = new SlowRenewals().start(Duration.ofMillis(1_000))) {
+            // A first acquisition through a patient client loads what the transport needs in this JVM, which must not
+            // count against the short call timeout of the client under test.
+            try (RemoteLeaseService warm = new RemoteLeaseService(RemoteClientConfig.builder(server.address())
+                    .callTimeout(Duration.ofSeconds(30)).build())) {
+                warm.acquire(LeaseRequest.builder(new HolderId("warm", "t"), "warm/1").build());
+            }
             RemoteLeaseService client = server.client();
             Lease held = client.acquire(LeaseRequest.builder(new HolderId("late", "t"), "late/1").build());
             LeaseServiceUnavailableException e = assertThrows(LeaseServiceUnavailableException.class,

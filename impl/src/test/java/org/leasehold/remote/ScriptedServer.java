@@ -43,6 +43,11 @@ abstract class ScriptedServer extends LeaseholdGrpc.LeaseholdImplBase implements
         return client;
     }
 
+    /** Where it listens ({@code host:port}). */
+    String address() {
+        return "127.0.0.1:" + server.getPort();
+    }
+
     @Override
     public void close() throws InterruptedException {
         client.close();

@@ -14,7 +14,7 @@ import org.leasehold.bag.Message;
 import org.leasehold.bag.MessageStream;
 import org.leasehold.bag.ReadProblem;
 import org.leasehold.bag.ReadRequest;
-import org.leasehold.remote.RemoteClientConfig;
+import org.leasehold.config.Check;
 import org.leasehold.store.LogGeometry;
 import org.leasehold.store.StoreReader;
 import org.leasehold.time.Micros;
@@ -205,7 +205,7 @@ final class LogTailCommand implements Callable<Integer> {
     private Duration duration(String option, String text) {
         Duration d;
         try {
-            d = RemoteClientConfig.duration(option, text);
+            d = Check.duration(option, text);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }

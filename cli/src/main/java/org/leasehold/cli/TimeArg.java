@@ -5,7 +5,7 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 
-import org.leasehold.remote.RemoteClientConfig;
+import org.leasehold.config.Check;
 
 import picocli.CommandLine;
 
@@ -39,7 +39,7 @@ record TimeArg(String text, Instant instant, Duration offset) {
         }
         if (t.startsWith("-") || t.startsWith("+")) {
             try {
-                Duration d = RemoteClientConfig.duration("offset", t.substring(1));
+                Duration d = Check.duration("offset", t.substring(1));
                 return new TimeArg(text, null, t.startsWith("-") ? d.negated() : d);
             } catch (IllegalArgumentException e) {
                 throw bad(text);

@@ -13,13 +13,15 @@ import io.grpc.stub.StreamObserver;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseException;
 import org.leasehold.lease.LeaseServiceUnavailableException;
-import org.leasehold.remote.proto.AcquireRequest;
-import org.leasehold.remote.proto.LeaseholdGrpc;
-import org.leasehold.remote.proto.SessionReplies;
-import org.leasehold.remote.proto.SessionReply;
-import org.leasehold.remote.proto.SessionRequest;
-import org.leasehold.remote.proto.SessionRequests;
-import org.leasehold.remote.proto.WithdrawRequest;
+import org.leasehold.wire.Batches;
+import org.leasehold.wire.Protocol;
+import org.leasehold.wire.proto.AcquireRequest;
+import org.leasehold.wire.proto.LeaseholdGrpc;
+import org.leasehold.wire.proto.SessionReplies;
+import org.leasehold.wire.proto.SessionReply;
+import org.leasehold.wire.proto.SessionRequest;
+import org.leasehold.wire.proto.SessionRequests;
+import org.leasehold.wire.proto.WithdrawRequest;
 
 /**
  * The client's end of the session stream (the {@code Session} call) on one connection to a server: every thread's

@@ -31,11 +31,13 @@ import io.grpc.stub.StreamObserver;
 import org.leasehold.lease.LeaseException;
 import org.leasehold.lease.LeasePermissionDeniedException;
 import org.leasehold.lease.LeaseServiceUnavailableException;
-import org.leasehold.remote.proto.InfoReply;
-import org.leasehold.remote.proto.InfoRequest;
-import org.leasehold.remote.proto.LeaseholdGrpc;
 import org.leasehold.time.Micros;
 import org.leasehold.time.TimeSource;
+import org.leasehold.wire.Protocol;
+import org.leasehold.wire.SocketTls;
+import org.leasehold.wire.proto.InfoReply;
+import org.leasehold.wire.proto.InfoRequest;
+import org.leasehold.wire.proto.LeaseholdGrpc;
 
 /**
  * One lease server as the client sees it: its HTTP/2 connections ({@link RemoteClientConfig#connections()}, one by

@@ -7,7 +7,8 @@ import java.util.function.Consumer;
 
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseException;
-import org.leasehold.remote.proto.SessionReply;
+import org.leasehold.wire.ProtoCodec;
+import org.leasehold.wire.proto.SessionReply;
 
 /**
  * The requests a client session (on either transport) has sent and not had answered, each with the connection it went

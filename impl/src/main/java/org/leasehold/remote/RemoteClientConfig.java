@@ -12,6 +12,8 @@ import java.util.Map;
 import java.util.Set;
 
 import org.leasehold.config.Check;
+import org.leasehold.wire.Protocol;
+import org.leasehold.wire.SpinWait;
 
 /**
  * Settings of a {@link RemoteLeaseService}. Built with {@link #builder(String...)} in code, or from string properties
@@ -157,13 +159,13 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
             b.tokenFile(Path.of(tokenFile.trim()));
         }
         if (properties.containsKey("callTimeout")) {
-            b.callTimeout(duration("callTimeout", properties.get("callTimeout")));
+            b.callTimeout(Check.duration("callTimeout", properties.get("callTimeout")));
         }
         if (properties.containsKey("keepAliveTime")) {
-            b.keepAliveTime(duration("keepAliveTime", properties.get("keepAliveTime")));
+            b.keepAliveTime(Check.duration("keepAliveTime", properties.get("keepAliveTime")));
         }
         if (properties.containsKey("clockSyncInterval")) {
-            b.clockSyncInterval(duration("clockSyncInterval", properties.get("clockSyncInterval")));
+            b.clockSyncInterval(Check.duration("clockSyncInterval", properties.get("clockSyncInterval")));
         }
         if (properties.containsKey("maxInboundMessageBytes")) {
             b.maxInboundMessageBytes(Check.integer("maxInboundMessageBytes", properties.get("maxInboundMessageBytes"),
@@ -186,7 +188,7 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
             }
         }
         if (properties.containsKey("spinWait")) {
-            b.spinWait(duration("spinWait", properties.get("spinWait")));
+            b.spinWait(Check.duration("spinWait", properties.get("spinWait")));
         }
         return b.build();
     }
@@ -199,11 +201,6 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
             }
         }
         return out;
-    }
-
-    /** Parses a duration written as text; see {@link Check#duration}. */
-    public static Duration duration(String what, String text) {
-        return Check.duration(what, text);
     }
 
     /** Checks every value. */

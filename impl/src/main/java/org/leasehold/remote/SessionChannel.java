@@ -3,9 +3,9 @@ package org.leasehold.remote;
 import java.util.concurrent.CompletableFuture;
 
 import org.leasehold.lease.Lease;
-import org.leasehold.remote.proto.AcquireRequest;
-import org.leasehold.remote.proto.SessionReply;
-import org.leasehold.remote.proto.SessionRequest;
+import org.leasehold.wire.proto.AcquireRequest;
+import org.leasehold.wire.proto.SessionReply;
+import org.leasehold.wire.proto.SessionRequest;
 
 /**
  * One connection's session with a server, on either transport ({@link RemoteClientConfig.Transport}): the lease calls

@@ -32,15 +32,20 @@ import org.leasehold.lease.InvalidLeaseRequestException.Reason;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseException;
 import org.leasehold.lease.LeaseServiceUnavailableException;
-import org.leasehold.remote.proto.AcquireRequest;
-import org.leasehold.remote.proto.EchoRequest;
-import org.leasehold.remote.proto.SessionReplies;
-import org.leasehold.remote.proto.SessionReply;
-import org.leasehold.remote.proto.SessionRequest;
-import org.leasehold.remote.proto.SessionRequests;
-import org.leasehold.remote.proto.SocketHello;
-import org.leasehold.remote.proto.SocketWelcome;
-import org.leasehold.remote.proto.WithdrawRequest;
+import org.leasehold.wire.Batches;
+import org.leasehold.wire.ProtoCodec;
+import org.leasehold.wire.Protocol;
+import org.leasehold.wire.SpinWait;
+import org.leasehold.wire.WireFrames;
+import org.leasehold.wire.proto.AcquireRequest;
+import org.leasehold.wire.proto.EchoRequest;
+import org.leasehold.wire.proto.SessionReplies;
+import org.leasehold.wire.proto.SessionReply;
+import org.leasehold.wire.proto.SessionRequest;
+import org.leasehold.wire.proto.SessionRequests;
+import org.leasehold.wire.proto.SocketHello;
+import org.leasehold.wire.proto.SocketWelcome;
+import org.leasehold.wire.proto.WithdrawRequest;
 
 /**
  * The client's end of a session on the server's socket transport ({@link RemoteClientConfig.Transport#SOCKET}): one
@@ -141,7 +146,7 @@ final class SocketSession implements SessionChannel {
 
     private <T> DrivenFuture<T> send(Link link, long id, Map<Long, OpenRequests.Open<T, Link>> registry,
             SessionRequest message, boolean callerWaits) {
-        int size = message.getSerializedSize() + Frames.HEADER_BYTES + 8;
+        int size = message.getSerializedSize() + WireFrames.HEADER_BYTES + 8;
         if (link.maxMessageBytes > 0 && size > link.maxMessageBytes) {
             // The server would refuse the frame and close the connection, failing every other call on it too.
             return DrivenFuture.failed(new InvalidLeaseRequestException(message.hasAcquire() ? Reason.TOO_MANY_NAMES
@@ -211,12 +216,12 @@ final class SocketSession implements SessionChannel {
             if (config.token() != null) {
                 hello.setToken(config.token());
             }
-            Frames.write(out, hello.build());
-            Frames.Reader in = new Frames.Reader(socket.getInputStream(), config.maxInboundMessageBytes());
+            WireFrames.write(out, hello.build());
+            WireFrames.Reader in = new WireFrames.Reader(socket.getInputStream(), config.maxInboundMessageBytes());
             SocketWelcome welcome;
             try {
                 welcome = in.next(SocketWelcome.parser(), "SocketWelcome");
-            } catch (Frames.BadFrameException e) {
+            } catch (WireFrames.BadFrameException e) {
                 throw new IOException("the answer is no socket-transport welcome (" + e.getMessage() + ")"
                         + (tls == null ? "; if the server uses TLS (--tls-cert), set tlsTrustFile" : ""), e);
             }
@@ -343,7 +348,7 @@ final class SocketSession implements SessionChannel {
         /** The largest message the server accepts, or 0 if it did not say. */
         final int maxMessageBytes;
         private final OutputStream out;
-        private final Frames.Reader in;
+        private final WireFrames.Reader in;
         /** The active wait of a caller reading alone for its own answer. */
         private final SpinWait spin = new SpinWait(config.spinWait());
         final Queue<SessionRequest> outbox = new ConcurrentLinkedQueue<>();
@@ -363,7 +368,7 @@ final class SocketSession implements SessionChannel {
         private volatile long pingSentNanos;
         private volatile long pingId;
 
-        Link(Socket raw, Socket socket, OutputStream out, Frames.Reader in, int maxMessageBytes) {
+        Link(Socket raw, Socket socket, OutputStream out, WireFrames.Reader in, int maxMessageBytes) {
             this.raw = raw;
             this.socket = socket;
             this.maxMessageBytes = maxMessageBytes;
@@ -388,7 +393,7 @@ final class SocketSession implements SessionChannel {
                 return; // its requests have failed with the link's end
             }
             try {
-                out.write(Frames.encode(SessionRequests.newBuilder().addAllRequests(batch).build()));
+                out.write(WireFrames.encode(SessionRequests.newBuilder().addAllRequests(batch).build()));
                 lastSentNanos = System.nanoTime();
             } catch (IOException e) {
                 end(lost(e));

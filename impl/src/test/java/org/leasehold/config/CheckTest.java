@@ -81,6 +81,6 @@ class CheckTest {
         assertEquals("transport is null; use GRPC (the default) or SOCKET",
                 refused(() -> RemoteClientConfig.builder("127.0.0.1:7420").transport(null).build()));
         assertEquals("callTimeout '5 seconds' is not a duration; use 500ms, 5s, 2m, 1h or ISO-8601 such as PT5S",
-                refused(() -> RemoteClientConfig.duration("callTimeout", "5 seconds")));
+                refused(() -> Check.duration("callTimeout", "5 seconds")));
     }
 }

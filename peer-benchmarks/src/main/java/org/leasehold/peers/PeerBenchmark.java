@@ -12,8 +12,8 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-import org.leasehold.remote.RemoteClientConfig;
 import org.leasehold.remote.RemoteClientConfig.Transport;
+import org.leasehold.config.Check;
 
 /**
  * The peer benchmark: the same lock workloads through one {@link LockClient} interface against Leasehold's lease
@@ -104,8 +104,8 @@ public final class PeerBenchmark implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Duration warm = quick ? Duration.ofSeconds(1) : RemoteClientConfig.duration("--warmup", warmup);
-        Duration measured = quick ? Duration.ofSeconds(3) : RemoteClientConfig.duration("--duration", duration);
+        Duration warm = quick ? Duration.ofSeconds(1) : Check.duration("--warmup", warmup);
+        Duration measured = quick ? Duration.ofSeconds(3) : Check.duration("--duration", duration);
         int runCount = quick ? 1 : runs;
         if (runCount < 1 || measured.isZero() || measured.isNegative()) {
             throw new CommandLine.ParameterException(new CommandLine(this), "--runs must be at least 1 and --duration positive");
@@ -131,7 +131,7 @@ public final class PeerBenchmark implements Callable<Integer> {
                     + "--leasehold, --redis, --etcd, --zookeeper, --postgres");
         }
         Files.createDirectories(out);
-        Duration prewarm = quick ? Duration.ZERO : RemoteClientConfig.duration("--first-warmup", firstWarmup);
+        Duration prewarm = quick ? Duration.ZERO : Check.duration("--first-warmup", firstWarmup);
         if (!prewarm.isZero() && !prewarm.isNegative()) {
             for (String s : chosen) {
                 try (LockClient<?> client = open(s, plan.get(0).threads())) {

@@ -26,7 +26,7 @@ import io.grpc.ServerServiceDefinition;
 import io.grpc.ServerTransportFilter;
 import io.grpc.Status;
 
-import org.leasehold.remote.Protocol;
+import org.leasehold.wire.Protocol;
 
 /**
  * The door every call passes: checks the protocol version, authenticates the caller (bearer token or client

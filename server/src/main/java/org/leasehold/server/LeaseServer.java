@@ -18,8 +18,9 @@ import io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 
 import org.leasehold.engine.EmbeddedLeaseService;
-import org.leasehold.remote.Protocol;
 import org.leasehold.time.Micros;
+import org.leasehold.wire.Protocol;
+import org.leasehold.wire.SocketTls;
 
 /**
  * The standalone lease server: one embedded lease engine (internally sharded into lock stripes) served over gRPC,
@@ -33,7 +34,8 @@ public final class LeaseServer implements AutoCloseable {
     private final ServerConfig config;
     private final EngineHolder holder;
     private final ServerMetrics metrics = new ServerMetrics();
-    private final LeaseholdService service;
+    private final GrpcLeaseEndpoint service;
+    private final LeaseSessions sessions;
     private final Server grpc;
     private final HttpEndpoint http;
     private final SocketTransport socket;
@@ -45,7 +47,11 @@ public final class LeaseServer implements AutoCloseable {
         AccessControl acl = config.acl() != null ? AccessControl.read(config.acl()) : AccessControl.allowAll();
         this.holder = new EngineHolder(config.engine(), config.testClock(), config.stateDir());
         metrics.clockBehind(() -> holder.engine().clockBehind().toNanos() / 1e9);
-        this.service = new LeaseholdService(holder, acl, metrics, config.maxWaiters(), config.maxWaitersPerConnection());
+        GrantOwners owners = new GrantOwners();
+        LeaseAccess access = new LeaseAccess(acl, owners);
+        LeaseCalls calls = new LeaseCalls(holder, owners, metrics);
+        this.sessions = new LeaseSessions(access, calls, config.maxWaiters(), config.maxWaitersPerConnection());
+        this.service = new GrpcLeaseEndpoint(access, calls, sessions);
         CallGate gate = new CallGate(tokens, config.tlsClientCa() != null, metrics);
         NettyServerBuilder b = NettyServerBuilder.forAddress(config.listen())
                 // Handlers never block (waiting is a future), so they run on the transport's event loop.
@@ -75,8 +81,8 @@ public final class LeaseServer implements AutoCloseable {
             h = config.httpListen() != null ? new HttpEndpoint(config.httpListen(), metrics, new HealthView()) : null;
             ServerConfig.SocketSettings s = config.socket();
             this.socket = s == null ? null : new SocketTransport(s.listen(), config.tlsCert() == null ? null
-                    : org.leasehold.remote.SocketTls.serverContext(config.tlsCert(), config.tlsKey(), config.tlsClientCa()),
-                    config.tlsClientCa() != null, tokens, service, metrics, config.maxMessageBytes(), s.maxConnections(),
+                    : SocketTls.serverContext(config.tlsCert(), config.tlsKey(), config.tlsClientCa()),
+                    config.tlsClientCa() != null, tokens, sessions, metrics, config.maxMessageBytes(), s.maxConnections(),
                     Duration.ofSeconds(10), Protocol.SOCKET_IDLE_TIMEOUT, s.writeTimeout(), s.spinWait());
             ok = true;
         } finally {
@@ -161,7 +167,7 @@ public final class LeaseServer implements AutoCloseable {
             stopping = true;
         }
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-2002 lease server on {0} shutting down: no new calls; {1} waiting "
-                + "acquisition(s) will be answered 'unavailable'", address(), service.waitingNow());
+                + "acquisition(s) will be answered 'unavailable'", address(), sessions.waitingNow());
         grpc.shutdown();
         holder.close();
         if (socket != null) {
@@ -210,7 +216,7 @@ public final class LeaseServer implements AutoCloseable {
             }
             m.put("granting", engine.granting());
             m.put("stopping", stopping);
-            m.put("waitingAcquisitions", service.waitingNow());
+            m.put("waitingAcquisitions", sessions.waitingNow());
             m.put("testClock", holder.testClock());
             return m;
         }

@@ -14,7 +14,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
 import org.leasehold.engine.EngineConfig;
-import org.leasehold.remote.RemoteClientConfig;
+import org.leasehold.config.Check;
 
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -200,13 +200,13 @@ public final class LeaseServerMain implements Callable<Integer> {
 
     ServerConfig toConfig() {
         EngineConfig engine = EngineConfig.defaults()
-                .withMaxLeaseDuration(RemoteClientConfig.duration("--max-lease", maxLease))
-                .withGrace(RemoteClientConfig.duration("--grace", grace))
-                .withClockErrorBound(RemoteClientConfig.duration("--clock-error", clockError))
-                .withQuietPeriod(quietPeriod == null ? null : RemoteClientConfig.duration("--quiet-period", quietPeriod))
+                .withMaxLeaseDuration(Check.duration("--max-lease", maxLease))
+                .withGrace(Check.duration("--grace", grace))
+                .withClockErrorBound(Check.duration("--clock-error", clockError))
+                .withQuietPeriod(quietPeriod == null ? null : Check.duration("--quiet-period", quietPeriod))
                 .withShards(stripes).withHistoryPerName(historyPerName).withMaxMetadataChars(maxMetadataChars)
                 .withMaxNamesPerRequest(maxNamesPerRequest)
-                .withIdleRetention(RemoteClientConfig.duration("--idle-retention", idleRetention))
+                .withIdleRetention(Check.duration("--idle-retention", idleRetention))
                 .withMaxWaitersPerName(maxWaitersPerName);
         InetSocketAddress http = httpListen.equalsIgnoreCase("none") ? null
                 : ServerConfig.address("--http-listen", httpListen);
@@ -219,11 +219,11 @@ public final class LeaseServerMain implements Callable<Integer> {
                         + "' is not an ISO-8601 instant such as 2026-03-01T10:00:00Z", e);
             }
         }
-        Duration drain = RemoteClientConfig.duration("--drain-timeout", drainTimeout);
+        Duration drain = Check.duration("--drain-timeout", drainTimeout);
         ServerConfig.SocketSettings socket = socketListen.equalsIgnoreCase("none") ? null
                 : new ServerConfig.SocketSettings(ServerConfig.address("--socket-listen", socketListen),
-                        socketMaxConnections, RemoteClientConfig.duration("--socket-write-timeout", socketWriteTimeout),
-                        RemoteClientConfig.duration("--socket-spin-wait", socketSpinWait));
+                        socketMaxConnections, Check.duration("--socket-write-timeout", socketWriteTimeout),
+                        Check.duration("--socket-spin-wait", socketSpinWait));
         if (noStateDir && stateDir != null) {
             throw new IllegalArgumentException("--state-dir " + stateDir + " and --no-state-dir contradict each other: "
                     + "give one of them");

@@ -9,8 +9,8 @@ import java.time.Instant;
 
 import org.leasehold.config.Check;
 import org.leasehold.engine.EngineConfig;
-import org.leasehold.remote.Protocol;
-import org.leasehold.remote.SpinWait;
+import org.leasehold.wire.Protocol;
+import org.leasehold.wire.SpinWait;
 
 /**
  * Everything a {@link LeaseServer} needs, as {@link LeaseServerMain} parsed it from flags, environment and file.

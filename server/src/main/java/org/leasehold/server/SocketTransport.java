@@ -24,15 +24,15 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
 
-import org.leasehold.remote.Frames;
-import org.leasehold.remote.Protocol;
-import org.leasehold.remote.SpinWait;
-import org.leasehold.remote.proto.LeaseError;
-import org.leasehold.remote.proto.SessionReplies;
-import org.leasehold.remote.proto.SessionReply;
-import org.leasehold.remote.proto.SessionRequests;
-import org.leasehold.remote.proto.SocketHello;
-import org.leasehold.remote.proto.SocketWelcome;
+import org.leasehold.wire.Protocol;
+import org.leasehold.wire.SpinWait;
+import org.leasehold.wire.WireFrames;
+import org.leasehold.wire.proto.LeaseError;
+import org.leasehold.wire.proto.SessionReplies;
+import org.leasehold.wire.proto.SessionReply;
+import org.leasehold.wire.proto.SessionRequests;
+import org.leasehold.wire.proto.SocketHello;
+import org.leasehold.wire.proto.SocketWelcome;
 
 /**
  * The socket transport: the session stream over a plain (or TLS) TCP connection with length-prefixed protobuf frames
@@ -42,7 +42,7 @@ import org.leasehold.remote.proto.SocketWelcome;
  * are written by a small pool, so that a client that stops reading holds up only its own connection. A connection
  * whose answers have not been taken for {@link #writeTimeout} is closed, which withdraws its waiting requests.
  *
- * <p>Sessions here are the same {@link LeaseholdService} sessions as on gRPC: same authentication (bearer token in the
+ * <p>Sessions here are the same {@link LeaseSessions} sessions as on gRPC: same authentication (bearer token in the
  * {@code SocketHello}, or client certificate), same ACLs, limits and metrics.
  */
 final class SocketTransport implements AutoCloseable {
@@ -56,7 +56,7 @@ final class SocketTransport implements AutoCloseable {
     private final boolean tls;
     private final boolean clientCertificates;
     private final Credentials tokens;
-    private final LeaseholdService service;
+    private final LeaseSessions sessions;
     private final ServerMetrics metrics;
     private final int maxMessageBytes;
     private final int maxConnections;
@@ -77,13 +77,13 @@ final class SocketTransport implements AutoCloseable {
 
     @SuppressWarnings("checkstyle:ParameterNumber")
     SocketTransport(InetSocketAddress listen, SSLContext ssl, boolean clientCertificates, Credentials tokens,
-            LeaseholdService service, ServerMetrics metrics, int maxMessageBytes, int maxConnections,
+            LeaseSessions sessions, ServerMetrics metrics, int maxMessageBytes, int maxConnections,
             Duration handshakeTimeout, Duration idleTimeout, Duration writeTimeout, Duration spinWait) throws IOException {
         this.tls = ssl != null;
         this.spinWait = spinWait;
         this.clientCertificates = clientCertificates;
         this.tokens = tokens;
-        this.service = service;
+        this.sessions = sessions;
         this.metrics = metrics;
         this.maxMessageBytes = maxMessageBytes;
         this.maxConnections = maxConnections;
@@ -154,7 +154,7 @@ final class SocketTransport implements AutoCloseable {
                 + "open, the server''s --socket-max-connections", s.getRemoteSocketAddress(), maxConnections);
         try (s) {
             if (!tls) {
-                Frames.write(s.getOutputStream(), SocketWelcome.newBuilder().setProtocolVersion(Protocol.VERSION)
+                WireFrames.write(s.getOutputStream(), SocketWelcome.newBuilder().setProtocolVersion(Protocol.VERSION)
                         .setError(unavailable("the lease server already has " + maxConnections + " socket connections "
                                 + "(its --socket-max-connections): share connections between threads, or retry later"))
                         .build());
@@ -227,7 +227,7 @@ final class SocketTransport implements AutoCloseable {
     }
 
     /** One client connection: its reader thread, its session, and how its answers are written. */
-    private final class Conn implements LeaseholdService.Outlet {
+    private final class Conn implements LeaseSessions.Outlet {
         final long id;
         /** The accepted TCP socket: closing it ends the connection at once, TLS or not. */
         final Socket raw;
@@ -256,7 +256,7 @@ final class SocketTransport implements AutoCloseable {
         }
 
         void run() {
-            LeaseholdService.SessionHandle session = null;
+            LeaseSessions.SessionHandle session = null;
             try {
                 raw.setTcpNoDelay(true);
                 if (tlsFactory != null) {
@@ -273,12 +273,12 @@ final class SocketTransport implements AutoCloseable {
                     socket = ssl;
                 }
                 out = socket.getOutputStream();
-                Frames.Reader in = new Frames.Reader(socket.getInputStream(), maxMessageBytes);
+                WireFrames.Reader in = new WireFrames.Reader(socket.getInputStream(), maxMessageBytes);
                 String principal = handshake(in);
                 if (principal == null) {
                     return;
                 }
-                session = service.openSession(principal, gate, this);
+                session = sessions.open(principal, gate, this);
                 lastReadNanos = System.nanoTime();
                 welcomed = true;
                 InputStream rawIn = raw.getInputStream();
@@ -290,7 +290,7 @@ final class SocketTransport implements AutoCloseable {
                     lastReadNanos = System.nanoTime();
                     session.handle(batch);
                 }
-            } catch (Frames.BadFrameException e) {
+            } catch (WireFrames.BadFrameException e) {
                 metrics.refused.labelValues(e.fault()).inc();
                 LOG.log(System.Logger.Level.INFO, "LEASEHOLD-2306 socket connection {0} from {1} sent a bad frame: {2}",
                         id, remote, e.getMessage());
@@ -343,7 +343,7 @@ final class SocketTransport implements AutoCloseable {
         }
 
         /** Reads and checks the client's hello; the principal, or null after refusing the connection. */
-        private String handshake(Frames.Reader in) throws IOException {
+        private String handshake(WireFrames.Reader in) throws IOException {
             if (socket instanceof SSLSocket ssl) {
                 ssl.startHandshake();
             }
@@ -365,7 +365,7 @@ final class SocketTransport implements AutoCloseable {
                                 ? ", or a client certificate signed by the server's client CA" : "")).build());
                 return null;
             }
-            Frames.write(out, SocketWelcome.newBuilder().setProtocolVersion(Protocol.VERSION).setPrincipal(principal)
+            WireFrames.write(out, SocketWelcome.newBuilder().setProtocolVersion(Protocol.VERSION).setPrincipal(principal)
                     .build());
             return principal;
         }
@@ -388,18 +388,18 @@ final class SocketTransport implements AutoCloseable {
 
         private void welcomeError(LeaseError error) {
             try {
-                Frames.write(out, SocketWelcome.newBuilder().setProtocolVersion(Protocol.VERSION).setError(error).build());
+                WireFrames.write(out, SocketWelcome.newBuilder().setProtocolVersion(Protocol.VERSION).setError(error).build());
             } catch (IOException e) {
                 LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2303 refusing {0}: {1}", remote, e);
             }
         }
 
         /** Sends a connection-level error answer after the session's pending answers. */
-        private void tellAndClose(LeaseholdService.SessionHandle session, String message) {
+        private void tellAndClose(LeaseSessions.SessionHandle session, String message) {
             session.end();
             try {
                 synchronized (this) {
-                    Frames.write(out, SessionReplies.newBuilder().addReplies(SessionReply.newBuilder()
+                    WireFrames.write(out, SessionReplies.newBuilder().addReplies(SessionReply.newBuilder()
                             .setRequestId(CONNECTION_ERROR_ID).setError(invalid(message))).build());
                 }
             } catch (IOException e) {
@@ -409,7 +409,7 @@ final class SocketTransport implements AutoCloseable {
 
         @Override
         public void send(SessionReplies replies) {
-            byte[] frame = Frames.encode(replies);
+            byte[] frame = WireFrames.encode(replies);
             synchronized (this) {
                 writingSince = System.nanoTime();
                 try {

@@ -72,7 +72,7 @@ class PrincipalBindingTest {
         public void close() {
         }
     };
-    private final Logger serviceLog = Logger.getLogger(LeaseholdService.class.getName());
+    private final Logger serviceLog = Logger.getLogger(LeaseCalls.class.getName());
     private LeaseServer server;
 
     @BeforeEach

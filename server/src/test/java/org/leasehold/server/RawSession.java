@@ -18,15 +18,15 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
 
-import org.leasehold.remote.Frames;
-import org.leasehold.remote.Protocol;
-import org.leasehold.remote.proto.LeaseholdGrpc;
-import org.leasehold.remote.proto.SessionReplies;
-import org.leasehold.remote.proto.SessionReply;
-import org.leasehold.remote.proto.SessionRequest;
-import org.leasehold.remote.proto.SessionRequests;
-import org.leasehold.remote.proto.SocketHello;
-import org.leasehold.remote.proto.SocketWelcome;
+import org.leasehold.wire.Protocol;
+import org.leasehold.wire.WireFrames;
+import org.leasehold.wire.proto.LeaseholdGrpc;
+import org.leasehold.wire.proto.SessionReplies;
+import org.leasehold.wire.proto.SessionReply;
+import org.leasehold.wire.proto.SessionRequest;
+import org.leasehold.wire.proto.SessionRequests;
+import org.leasehold.wire.proto.SocketHello;
+import org.leasehold.wire.proto.SocketWelcome;
 
 /**
  * One session with a lease server, spoken by the test itself on either transport: a gRPC {@code Session} stream or a
@@ -156,12 +156,12 @@ abstract class RawSession implements AutoCloseable {
         s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 5_000);
         s.setTcpNoDelay(true);
         OutputStream out = s.getOutputStream();
-        Frames.Reader in = new Frames.Reader(s.getInputStream(), 16 * 1024 * 1024);
+        WireFrames.Reader in = new WireFrames.Reader(s.getInputStream(), 16 * 1024 * 1024);
         SocketHello.Builder hello = SocketHello.newBuilder().setProtocolVersion(Protocol.VERSION);
         if (token != null) {
             hello.setToken(token);
         }
-        out.write(Frames.encode(hello.build()));
+        out.write(WireFrames.encode(hello.build()));
         out.flush();
         s.setSoTimeout(5_000);
         SocketWelcome w = in.next(SocketWelcome.parser(), "SocketWelcome");
@@ -178,7 +178,7 @@ abstract class RawSession implements AutoCloseable {
 
             @Override
             synchronized void send(SessionRequests batch) throws IOException {
-                out.write(Frames.encode(batch));
+                out.write(WireFrames.encode(batch));
                 out.flush();
             }
 

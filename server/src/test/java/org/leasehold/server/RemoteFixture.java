@@ -12,6 +12,10 @@ import org.leasehold.remote.RemoteLeaseService;
  * The remote client against a real server process on a test clock. Starting a fixture resets the server's engine
  * with the fixture's settings and its clock to {@link #START}; a restart replaces the engine on the same clock (time
  * keeps going), like a restarted server process that kept its clock.
+ *
+ * <p>The tests here test the client and the server together, so they need a real lease server and live in this
+ * module; the client's tests that need none (against a scripted gRPC server, the wire code alone) live beside the
+ * client in {@code impl}.
  */
 final class RemoteFixture implements LeaseFixture {
     static final Instant START = Instant.parse("2026-03-01T10:00:00Z");

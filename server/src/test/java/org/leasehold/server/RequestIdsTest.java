@@ -26,13 +26,13 @@ import org.leasehold.lease.LeaseRequest;
 import org.leasehold.lease.NameStatus;
 import org.leasehold.remote.RemoteClientConfig;
 import org.leasehold.remote.RemoteLeaseService;
-import org.leasehold.remote.proto.AcquireRequest;
-import org.leasehold.remote.proto.EchoRequest;
-import org.leasehold.remote.proto.Holder;
-import org.leasehold.remote.proto.LeaseError;
-import org.leasehold.remote.proto.SessionReply;
-import org.leasehold.remote.proto.SessionRequest;
-import org.leasehold.remote.proto.WithdrawRequest;
+import org.leasehold.wire.proto.AcquireRequest;
+import org.leasehold.wire.proto.EchoRequest;
+import org.leasehold.wire.proto.Holder;
+import org.leasehold.wire.proto.LeaseError;
+import org.leasehold.wire.proto.SessionReply;
+import org.leasehold.wire.proto.SessionRequest;
+import org.leasehold.wire.proto.WithdrawRequest;
 
 /**
  * Request ids are per session and unique while a request is open: an acquisition (or any other request) reusing the

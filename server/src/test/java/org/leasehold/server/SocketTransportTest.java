@@ -63,28 +63,29 @@ import org.leasehold.lease.LeasePermissionDeniedException;
 import org.leasehold.lease.LeaseRequest;
 import org.leasehold.lease.LeaseServiceUnavailableException;
 import org.leasehold.lease.NameStatus;
-import org.leasehold.remote.Frames;
-import org.leasehold.remote.ProtoCodec;
-import org.leasehold.remote.Protocol;
 import org.leasehold.remote.RemoteClientConfig;
 import org.leasehold.remote.RemoteLeaseService;
-import org.leasehold.remote.SocketTls;
-import org.leasehold.remote.SpinWait;
-import org.leasehold.remote.proto.AcquireRequest;
-import org.leasehold.remote.proto.EchoRequest;
-import org.leasehold.remote.proto.Holder;
-import org.leasehold.remote.proto.LeaseError;
-import org.leasehold.remote.proto.ReleaseRequest;
-import org.leasehold.remote.proto.SessionReplies;
-import org.leasehold.remote.proto.SessionReply;
-import org.leasehold.remote.proto.SessionRequest;
-import org.leasehold.remote.proto.SessionRequests;
-import org.leasehold.remote.proto.SocketHello;
-import org.leasehold.remote.proto.SocketWelcome;
+import org.leasehold.config.Check;
+import org.leasehold.wire.ProtoCodec;
+import org.leasehold.wire.Protocol;
+import org.leasehold.wire.SocketTls;
+import org.leasehold.wire.SpinWait;
+import org.leasehold.wire.WireFrames;
+import org.leasehold.wire.proto.AcquireRequest;
+import org.leasehold.wire.proto.EchoRequest;
+import org.leasehold.wire.proto.Holder;
+import org.leasehold.wire.proto.LeaseError;
+import org.leasehold.wire.proto.ReleaseRequest;
+import org.leasehold.wire.proto.SessionReplies;
+import org.leasehold.wire.proto.SessionReply;
+import org.leasehold.wire.proto.SessionRequest;
+import org.leasehold.wire.proto.SessionRequests;
+import org.leasehold.wire.proto.SocketHello;
+import org.leasehold.wire.proto.SocketWelcome;
 
 /**
  * The server's socket transport ({@code --socket-listen}, {@link SocketTransport}) against in-process servers on
- * loopback ports chosen by the OS, through raw sockets speaking its frames ({@link Frames}) and through clients set to
+ * loopback ports chosen by the OS, through raw sockets speaking its frames ({@link WireFrames}) and through clients set to
  * {@code transport=socket}. It proves that bad input (garbage, frames that are not a {@code SocketHello}, truncated and
  * oversized frames, an unknown protocol version, a malformed frame after the hello) is answered with an error and
  * closes only that connection; that tokens, ACLs, TLS and client certificates apply as on gRPC; that connections beyond
@@ -275,7 +276,7 @@ class SocketTransportTest {
     private final class Raw implements AutoCloseable {
         final Socket socket;
         final OutputStream out;
-        final Frames.Reader in;
+        final WireFrames.Reader in;
         private final Deque<SessionReply> unread = new ArrayDeque<>();
 
         Raw(Socket socket) throws IOException {
@@ -284,7 +285,7 @@ class SocketTransportTest {
             socket.setSoTimeout(5_000);
             socket.setTcpNoDelay(true);
             this.out = socket.getOutputStream();
-            this.in = new Frames.Reader(socket.getInputStream(), 16 * 1024 * 1024);
+            this.in = new WireFrames.Reader(socket.getInputStream(), 16 * 1024 * 1024);
         }
 
         void write(byte[] bytes) throws IOException {
@@ -293,7 +294,7 @@ class SocketTransportTest {
         }
 
         void send(MessageLite message) throws IOException {
-            write(Frames.encode(message));
+            write(WireFrames.encode(message));
         }
 
         SocketWelcome welcome() throws IOException {
@@ -718,7 +719,7 @@ class SocketTransportTest {
                 () -> waiters(a, "stuck/w1") == 1 && waiters(a, "stuck/w2") == 1);
 
         // Echoes of 60 KB, whose answers this connection never reads: the server's writes to it block, then its reads.
-        byte[] frame = Frames.encode(batch(echo(3, ByteString.copyFrom(new byte[60 * 1024]))));
+        byte[] frame = WireFrames.encode(batch(echo(3, ByteString.copyFrom(new byte[60 * 1024]))));
         AtomicLong writingSince = new AtomicLong();
         AtomicReference<IOException> floodEnded = new AtomicReference<>();
         AtomicLong framesWritten = new AtomicLong();
@@ -1070,13 +1071,13 @@ class SocketTransportTest {
     void aSpinWaitOutOfRangeIsRefusedNamingTheOptionAndItsRange() {
         for (String bad : new String[] {"11ms", "-5us", "1s"}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> base()
-                    .withSocket(socket(16, Duration.ofSeconds(10), RemoteClientConfig.duration("--socket-spin-wait", bad)))
+                    .withSocket(socket(16, Duration.ofSeconds(10), Check.duration("--socket-spin-wait", bad)))
                     .validate(), bad);
             assertTrue(e.getMessage().contains("--socket-spin-wait is") && e.getMessage().contains("use 0 (off) to 10ms"),
                     e.getMessage());
         }
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> RemoteClientConfig.duration("--socket-spin-wait", "soon"));
+                () -> Check.duration("--socket-spin-wait", "soon"));
         assertTrue(e.getMessage().contains("--socket-spin-wait 'soon' is not a duration"), e.getMessage());
     }
 

@@ -10,15 +10,15 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
 
 import org.leasehold.contract.LeaseFixture;
-import org.leasehold.remote.ProtoCodec;
-import org.leasehold.remote.Protocol;
-import org.leasehold.remote.proto.AdvanceTestClockRequest;
-import org.leasehold.remote.proto.AwaitTestClockRequest;
-import org.leasehold.remote.proto.InfoReply;
-import org.leasehold.remote.proto.InfoRequest;
-import org.leasehold.remote.proto.LeaseholdGrpc;
-import org.leasehold.remote.proto.ResetForTestRequest;
 import org.leasehold.time.Micros;
+import org.leasehold.wire.ProtoCodec;
+import org.leasehold.wire.Protocol;
+import org.leasehold.wire.proto.AdvanceTestClockRequest;
+import org.leasehold.wire.proto.AwaitTestClockRequest;
+import org.leasehold.wire.proto.InfoReply;
+import org.leasehold.wire.proto.InfoRequest;
+import org.leasehold.wire.proto.LeaseholdGrpc;
+import org.leasehold.wire.proto.ResetForTestRequest;
 
 /** The test-only calls of a server on a test clock: move its clock, wait for it, reset its engine. */
 public final class TestClockClient implements AutoCloseable {

@@ -1,9 +1,11 @@
-package org.leasehold.remote;
+package org.leasehold.wire;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.time.Duration;
 import java.util.function.LongSupplier;
+
+
 
 /**
  * A short wait for bytes on a socket before a blocking read, on both ends of the socket transport: the calling thread

@@ -1,4 +1,4 @@
-package org.leasehold.remote;
+package org.leasehold.wire;
 
 import java.nio.file.Path;
 

@@ -1,4 +1,4 @@
-package org.leasehold.server;
+package org.leasehold.remote;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -12,9 +12,8 @@ import org.leasehold.lease.HolderId;
 import org.leasehold.lease.LeaseException;
 import org.leasehold.lease.LeaseRequest;
 import org.leasehold.lease.LeaseServiceUnavailableException;
-import org.leasehold.remote.RemoteLeaseService;
-import org.leasehold.remote.proto.SessionReply;
-import org.leasehold.remote.proto.SessionRequest;
+import org.leasehold.wire.proto.SessionReply;
+import org.leasehold.wire.proto.SessionRequest;
 
 /**
  * The client against a server that answers session requests with the wrong kind of answer (as a server of another

@@ -1,4 +1,4 @@
-package org.leasehold.remote;
+package org.leasehold.wire;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -17,7 +17,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.leasehold.remote.SpinWait.Outcome;
+import org.leasehold.remote.RemoteClientConfig;
+import org.leasehold.wire.SpinWait.Outcome;
 
 /**
  * The socket transport's active wait, on a real loopback connection; its budget runs on a test clock that moves a

@@ -1,4 +1,4 @@
-package org.leasehold.remote;
+package org.leasehold.wire;
 
 import java.time.Instant;
 import java.util.ArrayList;
@@ -26,10 +26,10 @@ import org.leasehold.lease.NameStatus;
 import org.leasehold.lease.Predecessor;
 import org.leasehold.lease.StaleLeaseException;
 import org.leasehold.lease.WaiterStatus;
-import org.leasehold.remote.proto.AcquireRequest;
-import org.leasehold.remote.proto.LeaseError;
-import org.leasehold.remote.proto.LeaseRef;
 import org.leasehold.time.Micros;
+import org.leasehold.wire.proto.AcquireRequest;
+import org.leasehold.wire.proto.LeaseError;
+import org.leasehold.wire.proto.LeaseRef;
 
 /**
  * Converts between the API's values and the wire protocol's messages, both ways, for the client and the server.
@@ -58,24 +58,24 @@ public final class ProtoCodec {
         return Micros.toInstant(micros);
     }
 
-    public static org.leasehold.remote.proto.Holder holder(HolderId h) {
-        return org.leasehold.remote.proto.Holder.newBuilder().setProcess(h.process()).setOwner(h.owner()).build();
+    public static org.leasehold.wire.proto.Holder holder(HolderId h) {
+        return org.leasehold.wire.proto.Holder.newBuilder().setProcess(h.process()).setOwner(h.owner()).build();
     }
 
-    public static HolderId holder(org.leasehold.remote.proto.Holder h) {
+    public static HolderId holder(org.leasehold.wire.proto.Holder h) {
         return new HolderId(h.getProcess(), h.getOwner());
     }
 
-    public static org.leasehold.remote.proto.Mode mode(LeaseMode m) {
-        org.leasehold.remote.proto.Mode.Type t = switch (m.type()) {
-            case EXCLUSIVE -> org.leasehold.remote.proto.Mode.Type.EXCLUSIVE;
-            case SHARED -> org.leasehold.remote.proto.Mode.Type.SHARED;
-            case SEMAPHORE -> org.leasehold.remote.proto.Mode.Type.SEMAPHORE;
+    public static org.leasehold.wire.proto.Mode mode(LeaseMode m) {
+        org.leasehold.wire.proto.Mode.Type t = switch (m.type()) {
+            case EXCLUSIVE -> org.leasehold.wire.proto.Mode.Type.EXCLUSIVE;
+            case SHARED -> org.leasehold.wire.proto.Mode.Type.SHARED;
+            case SEMAPHORE -> org.leasehold.wire.proto.Mode.Type.SEMAPHORE;
         };
-        return org.leasehold.remote.proto.Mode.newBuilder().setType(t).setPermits(m.permits()).build();
+        return org.leasehold.wire.proto.Mode.newBuilder().setType(t).setPermits(m.permits()).build();
     }
 
-    public static LeaseMode mode(org.leasehold.remote.proto.Mode m) {
+    public static LeaseMode mode(org.leasehold.wire.proto.Mode m) {
         return switch (m.getType()) {
             case EXCLUSIVE -> LeaseMode.EXCLUSIVE;
             case SHARED -> LeaseMode.SHARED;
@@ -84,11 +84,11 @@ public final class ProtoCodec {
         };
     }
 
-    public static org.leasehold.remote.proto.Kind kind(LeaseKind k) {
-        return k == LeaseKind.TENTATIVE ? org.leasehold.remote.proto.Kind.TENTATIVE : org.leasehold.remote.proto.Kind.FULL;
+    public static org.leasehold.wire.proto.Kind kind(LeaseKind k) {
+        return k == LeaseKind.TENTATIVE ? org.leasehold.wire.proto.Kind.TENTATIVE : org.leasehold.wire.proto.Kind.FULL;
     }
 
-    public static LeaseKind kind(org.leasehold.remote.proto.Kind k) {
+    public static LeaseKind kind(org.leasehold.wire.proto.Kind k) {
         return switch (k) {
             case TENTATIVE -> LeaseKind.TENTATIVE;
             case FULL -> LeaseKind.FULL;
@@ -96,17 +96,17 @@ public final class ProtoCodec {
         };
     }
 
-    public static org.leasehold.remote.proto.Ending ending(Ending e) {
+    public static org.leasehold.wire.proto.Ending ending(Ending e) {
         return switch (e) {
-            case UNKNOWN -> org.leasehold.remote.proto.Ending.UNKNOWN;
-            case RELINQUISHED -> org.leasehold.remote.proto.Ending.RELINQUISHED;
-            case EXPIRED -> org.leasehold.remote.proto.Ending.EXPIRED;
-            case BROKEN -> org.leasehold.remote.proto.Ending.BROKEN;
-            case RETAKEN -> org.leasehold.remote.proto.Ending.RETAKEN;
+            case UNKNOWN -> org.leasehold.wire.proto.Ending.UNKNOWN;
+            case RELINQUISHED -> org.leasehold.wire.proto.Ending.RELINQUISHED;
+            case EXPIRED -> org.leasehold.wire.proto.Ending.EXPIRED;
+            case BROKEN -> org.leasehold.wire.proto.Ending.BROKEN;
+            case RETAKEN -> org.leasehold.wire.proto.Ending.RETAKEN;
         };
     }
 
-    public static Ending ending(org.leasehold.remote.proto.Ending e) {
+    public static Ending ending(org.leasehold.wire.proto.Ending e) {
         return switch (e) {
             case UNKNOWN -> Ending.UNKNOWN;
             case RELINQUISHED -> Ending.RELINQUISHED;
@@ -117,11 +117,11 @@ public final class ProtoCodec {
         };
     }
 
-    public static org.leasehold.remote.proto.CorrelationId id(CorrelationId id) {
-        return org.leasehold.remote.proto.CorrelationId.newBuilder().setHigh(id.high()).setLow(id.low()).build();
+    public static org.leasehold.wire.proto.CorrelationId id(CorrelationId id) {
+        return org.leasehold.wire.proto.CorrelationId.newBuilder().setHigh(id.high()).setLow(id.low()).build();
     }
 
-    public static CorrelationId id(org.leasehold.remote.proto.CorrelationId id) {
+    public static CorrelationId id(org.leasehold.wire.proto.CorrelationId id) {
         return new CorrelationId(id.getHigh(), id.getLow());
     }
 
@@ -196,7 +196,7 @@ public final class ProtoCodec {
      * The mode of a request: a semaphore's permits within [1, {@link #MAX_PERMITS}]; for exclusive and shared the
      * permits field is 0 or the mode's own value (1 and 0).
      */
-    public static LeaseMode modeField(String type, org.leasehold.remote.proto.Mode m) throws InvalidLeaseRequestException {
+    public static LeaseMode modeField(String type, org.leasehold.wire.proto.Mode m) throws InvalidLeaseRequestException {
         int p = m.getPermits();
         switch (m.getType()) {
             case EXCLUSIVE -> {
@@ -223,7 +223,7 @@ public final class ProtoCodec {
         }
     }
 
-    private static LeaseKind kindField(String type, org.leasehold.remote.proto.Kind k) throws InvalidLeaseRequestException {
+    private static LeaseKind kindField(String type, org.leasehold.wire.proto.Kind k) throws InvalidLeaseRequestException {
         return switch (k) {
             case FULL -> LeaseKind.FULL;
             case TENTATIVE -> LeaseKind.TENTATIVE;
@@ -242,25 +242,25 @@ public final class ProtoCodec {
     }
 
     /** The new deadline a {@code RenewRequest} asks for, range-checked. */
-    public static Instant renewDeadline(org.leasehold.remote.proto.RenewRequest r) throws InvalidLeaseRequestException {
+    public static Instant renewDeadline(org.leasehold.wire.proto.RenewRequest r) throws InvalidLeaseRequestException {
         return instantField("Renew", "deadline_micros", r.getDeadlineMicros());
     }
 
     /** Until when a {@code RenewRequest} asks to hold the lease in doubt (null if it does not), range-checked. */
-    public static Instant renewHoldInDoubtUntil(org.leasehold.remote.proto.RenewRequest r)
+    public static Instant renewHoldInDoubtUntil(org.leasehold.wire.proto.RenewRequest r)
             throws InvalidLeaseRequestException {
         return r.hasHoldInDoubtUntilMicros()
                 ? instantField("Renew", "hold_in_doubt_until_micros", r.getHoldInDoubtUntilMicros()) : null;
     }
 
     /** The new deadline an {@code UpgradeRequest} asks for (null to keep the lease's), range-checked. */
-    public static Instant upgradeDeadline(org.leasehold.remote.proto.UpgradeRequest r)
+    public static Instant upgradeDeadline(org.leasehold.wire.proto.UpgradeRequest r)
             throws InvalidLeaseRequestException {
         return r.hasDeadlineMicros() ? instantField("Upgrade", "deadline_micros", r.getDeadlineMicros()) : null;
     }
 
     /** The watermark a {@code ReleaseRequest} publishes (null if none), range-checked. */
-    public static Instant releaseWatermark(org.leasehold.remote.proto.ReleaseRequest r)
+    public static Instant releaseWatermark(org.leasehold.wire.proto.ReleaseRequest r)
             throws InvalidLeaseRequestException {
         return r.hasWatermarkMicros()
                 ? instantField(Reason.WATERMARK_OUT_OF_RANGE, "Release", "watermark_micros", r.getWatermarkMicros())
@@ -313,8 +313,8 @@ public final class ProtoCodec {
 
     // ------------------------------------------------------------------------------------------------ leases
 
-    public static org.leasehold.remote.proto.Lease lease(Lease l) {
-        org.leasehold.remote.proto.Lease.Builder b = org.leasehold.remote.proto.Lease.newBuilder()
+    public static org.leasehold.wire.proto.Lease lease(Lease l) {
+        org.leasehold.wire.proto.Lease.Builder b = org.leasehold.wire.proto.Lease.newBuilder()
                 .setHolder(holder(l.holder())).setMode(mode(l.mode())).setKind(kind(l.kind()))
                 .setGrantedAtMicros(Micros.of(l.grantedAt())).setDeadlineMicros(Micros.of(l.deadline()));
         for (LeaseGrant g : l.grants()) {
@@ -323,18 +323,18 @@ public final class ProtoCodec {
         return b.build();
     }
 
-    public static Lease lease(org.leasehold.remote.proto.Lease l) {
+    public static Lease lease(org.leasehold.wire.proto.Lease l) {
         List<LeaseGrant> grants = new ArrayList<>(l.getGrantsCount());
-        for (org.leasehold.remote.proto.Grant g : l.getGrantsList()) {
+        for (org.leasehold.wire.proto.Grant g : l.getGrantsList()) {
             grants.add(grant(g));
         }
         return new Lease(holder(l.getHolder()), mode(l.getMode()), kind(l.getKind()), instant(l.getGrantedAtMicros()),
                 instant(l.getDeadlineMicros()), grants);
     }
 
-    private static org.leasehold.remote.proto.Grant grant(LeaseGrant g) {
+    private static org.leasehold.wire.proto.Grant grant(LeaseGrant g) {
         Predecessor p = g.predecessor();
-        org.leasehold.remote.proto.Predecessor.Builder pb = org.leasehold.remote.proto.Predecessor.newBuilder()
+        org.leasehold.wire.proto.Predecessor.Builder pb = org.leasehold.wire.proto.Predecessor.newBuilder()
                 .setCorrelationId(id(p.correlationId())).setEnding(ending(p.ending()))
                 .setEndedAtMicros(Micros.of(p.endedAt()));
         if (p.watermark() != null) {
@@ -343,13 +343,13 @@ public final class ProtoCodec {
         if (p.metadata() != null) {
             pb.setMetadata(p.metadata());
         }
-        return org.leasehold.remote.proto.Grant.newBuilder().setName(g.name()).setGeneration(g.generation())
+        return org.leasehold.wire.proto.Grant.newBuilder().setName(g.name()).setGeneration(g.generation())
                 .setCorrelationId(id(g.correlationId())).setFloorMicros(Micros.of(g.floor()))
                 .setWritableFromMicros(Micros.of(g.writableFrom())).setPredecessor(pb).build();
     }
 
-    private static LeaseGrant grant(org.leasehold.remote.proto.Grant g) {
-        org.leasehold.remote.proto.Predecessor p = g.getPredecessor();
+    private static LeaseGrant grant(org.leasehold.wire.proto.Grant g) {
+        org.leasehold.wire.proto.Predecessor p = g.getPredecessor();
         Predecessor pred = new Predecessor(id(p.getCorrelationId()), ending(p.getEnding()), instant(p.getEndedAtMicros()),
                 p.hasWatermarkMicros() ? instant(p.getWatermarkMicros()) : null, p.hasMetadata() ? p.getMetadata() : null);
         return new LeaseGrant(g.getName(), g.getGeneration(), id(g.getCorrelationId()), instant(g.getFloorMicros()),
@@ -358,12 +358,12 @@ public final class ProtoCodec {
 
     // ------------------------------------------------------------------------------------------------ admin view
 
-    public static org.leasehold.remote.proto.NameStatus status(NameStatus s) {
-        org.leasehold.remote.proto.NameStatus.Builder b = org.leasehold.remote.proto.NameStatus.newBuilder()
+    public static org.leasehold.wire.proto.NameStatus status(NameStatus s) {
+        org.leasehold.wire.proto.NameStatus.Builder b = org.leasehold.wire.proto.NameStatus.newBuilder()
                 .setName(s.name()).setGeneration(s.generation()).setFloorMicros(Micros.of(s.floor()))
                 .setWritableFromMicros(Micros.of(s.writableFrom()));
         for (HolderStatus h : s.holders()) {
-            org.leasehold.remote.proto.HolderStatus.Builder hb = org.leasehold.remote.proto.HolderStatus.newBuilder()
+            org.leasehold.wire.proto.HolderStatus.Builder hb = org.leasehold.wire.proto.HolderStatus.newBuilder()
                     .setHolder(holder(h.holder())).setMode(mode(h.mode())).setKind(kind(h.kind()))
                     .setGeneration(h.generation()).setCorrelationId(id(h.correlationId()))
                     .setGrantedAtMicros(Micros.of(h.grantedAt())).setDeadlineMicros(Micros.of(h.deadline()));
@@ -373,12 +373,12 @@ public final class ProtoCodec {
             b.addHolders(hb);
         }
         for (WaiterStatus w : s.waiters()) {
-            b.addWaiters(org.leasehold.remote.proto.WaiterStatus.newBuilder().setHolder(holder(w.holder()))
+            b.addWaiters(org.leasehold.wire.proto.WaiterStatus.newBuilder().setHolder(holder(w.holder()))
                     .setMode(mode(w.mode())).setKind(kind(w.kind())).addAllNames(w.names())
                     .setSinceMicros(Micros.of(w.since())).setWaitUntilMicros(Micros.of(w.waitUntil())));
         }
         for (MetadataEntry e : s.history()) {
-            org.leasehold.remote.proto.MetadataEntry.Builder eb = org.leasehold.remote.proto.MetadataEntry.newBuilder()
+            org.leasehold.wire.proto.MetadataEntry.Builder eb = org.leasehold.wire.proto.MetadataEntry.newBuilder()
                     .setCorrelationId(id(e.correlationId())).setGeneration(e.generation()).setHolder(holder(e.holder()))
                     .setAtMicros(Micros.of(e.at()));
             if (e.ending() != null) {
@@ -395,20 +395,20 @@ public final class ProtoCodec {
         return b.build();
     }
 
-    public static NameStatus status(org.leasehold.remote.proto.NameStatus s) {
+    public static NameStatus status(org.leasehold.wire.proto.NameStatus s) {
         List<HolderStatus> holders = new ArrayList<>(s.getHoldersCount());
-        for (org.leasehold.remote.proto.HolderStatus h : s.getHoldersList()) {
+        for (org.leasehold.wire.proto.HolderStatus h : s.getHoldersList()) {
             holders.add(new HolderStatus(holder(h.getHolder()), mode(h.getMode()), kind(h.getKind()), h.getGeneration(),
                     id(h.getCorrelationId()), instant(h.getGrantedAtMicros()), instant(h.getDeadlineMicros()),
                     h.hasInDoubtUntilMicros() ? instant(h.getInDoubtUntilMicros()) : null));
         }
         List<WaiterStatus> waiters = new ArrayList<>(s.getWaitersCount());
-        for (org.leasehold.remote.proto.WaiterStatus w : s.getWaitersList()) {
+        for (org.leasehold.wire.proto.WaiterStatus w : s.getWaitersList()) {
             waiters.add(new WaiterStatus(holder(w.getHolder()), mode(w.getMode()), kind(w.getKind()),
                     List.copyOf(w.getNamesList()), instant(w.getSinceMicros()), instant(w.getWaitUntilMicros())));
         }
         List<MetadataEntry> history = new ArrayList<>(s.getHistoryCount());
-        for (org.leasehold.remote.proto.MetadataEntry e : s.getHistoryList()) {
+        for (org.leasehold.wire.proto.MetadataEntry e : s.getHistoryList()) {
             history.add(new MetadataEntry(id(e.getCorrelationId()), e.getGeneration(), holder(e.getHolder()),
                     e.hasEnding() ? ending(e.getEnding()) : null, instant(e.getAtMicros()),
                     e.hasWatermarkMicros() ? instant(e.getWatermarkMicros()) : null,

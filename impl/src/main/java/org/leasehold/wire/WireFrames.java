@@ -1,4 +1,4 @@
-package org.leasehold.remote;
+package org.leasehold.wire;
 
 import java.io.EOFException;
 import java.io.IOException;
@@ -10,15 +10,17 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
 
+
+
 /**
  * The framing of the socket transport (see {@code SocketHello} in the protocol): a 4-byte big-endian length, then one
  * protobuf message of that many bytes.
  */
-public final class Frames {
+public final class WireFrames {
     /** The length prefix. */
     public static final int HEADER_BYTES = 4;
 
-    private Frames() {
+    private WireFrames() {
     }
 
     /** One frame's bytes, the length prefix included. */

@@ -1,4 +1,4 @@
-package org.leasehold.remote;
+package org.leasehold.wire;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -6,6 +6,8 @@ import java.util.Queue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.ToIntFunction;
+
+
 
 /** How both ends of a session stream cut what is queued into messages. */
 public final class Batches {

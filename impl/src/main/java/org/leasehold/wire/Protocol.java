@@ -1,8 +1,10 @@
-package org.leasehold.remote;
+package org.leasehold.wire;
 
 import java.time.Duration;
 
 import io.grpc.Metadata;
+
+
 
 /** Constants of the wire protocol shared by the client and the server. */
 public final class Protocol {

@@ -1,4 +1,4 @@
-package org.leasehold.server;
+package org.leasehold.remote;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -9,16 +9,14 @@ import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 
-import org.leasehold.remote.Protocol;
-import org.leasehold.remote.RemoteClientConfig;
-import org.leasehold.remote.RemoteLeaseService;
-import org.leasehold.remote.proto.InfoReply;
-import org.leasehold.remote.proto.InfoRequest;
-import org.leasehold.remote.proto.LeaseholdGrpc;
-import org.leasehold.remote.proto.SessionReplies;
-import org.leasehold.remote.proto.SessionReply;
-import org.leasehold.remote.proto.SessionRequest;
-import org.leasehold.remote.proto.SessionRequests;
+import org.leasehold.wire.Protocol;
+import org.leasehold.wire.proto.InfoReply;
+import org.leasehold.wire.proto.InfoRequest;
+import org.leasehold.wire.proto.LeaseholdGrpc;
+import org.leasehold.wire.proto.SessionReplies;
+import org.leasehold.wire.proto.SessionReply;
+import org.leasehold.wire.proto.SessionRequest;
+import org.leasehold.wire.proto.SessionRequests;
 
 /**
  * A gRPC server on a loopback port that answers session requests as a test scripts them (wrongly, late), for testing
@@ -43,6 +41,11 @@ abstract class ScriptedServer extends LeaseholdGrpc.LeaseholdImplBase implements
 
     RemoteLeaseService client() {
         return client;
+    }
+
+    /** Where it listens ({@code host:port}). */
+    String address() {
+        return "127.0.0.1:" + server.getPort();
     }
 
     @Override

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.Executor;
 
 import org.leasehold.bag.BagStoreException;
+import org.leasehold.connector.AdapterStatus;
 import org.leasehold.engine.EmbeddedLeaseService;
 import org.leasehold.engine.EngineConfig;
 import org.leasehold.lease.LeaseService;
@@ -39,9 +40,11 @@ final class LeaseholdRuntime implements AutoCloseable {
     private final AdapterMetrics metrics;
     private final SessionEvents events;
     private final ResourceManager rm;
+    private final AdapterHealth health;
 
     private LeaseholdRuntime(AdapterConfig config, FileBagStore store, LeaseService leases, EmbeddedOwnership ownership,
-            TimeMarkFiles mark, PrepareJournal journal, AdapterMetrics metrics, SessionEvents events, ResourceManager rm) {
+            TimeMarkFiles mark, PrepareJournal journal, AdapterMetrics metrics, SessionEvents events, ResourceManager rm,
+            AdapterHealth health) {
         this.config = config;
         this.store = store;
         this.leases = leases;
@@ -51,6 +54,7 @@ final class LeaseholdRuntime implements AutoCloseable {
         this.metrics = metrics;
         this.events = events;
         this.rm = rm;
+        this.health = health;
     }
 
     /**
@@ -139,7 +143,10 @@ final class LeaseholdRuntime implements AutoCloseable {
         metrics.branches(rm::preparedBranches, rm::heuristicBranches);
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4004 adapter runtime started: log {0} at {1}, writer {2}, lease "
                 + "service {3}", config.log(), config.bagStoreRoot(), store.writerId(), leases.serviceId());
-        return new LeaseholdRuntime(config, store, leases, ownership, mark, journal, metrics, events, rm);
+        AdapterHealth health = new AdapterHealth(config, store.writerId(), leases, ownership,
+                leases instanceof RemoteLeaseService r ? ClockCheck.of(r, config.maxClockError(), metrics, time)
+                        : ClockCheck.none(), time);
+        return new LeaseholdRuntime(config, store, leases, ownership, mark, journal, metrics, events, rm, health);
     }
 
     /**
@@ -191,6 +198,11 @@ final class LeaseholdRuntime implements AutoCloseable {
         return events;
     }
 
+    /** Readiness and liveness, for health checks (see {@link AdapterHealth}). */
+    AdapterStatus status() {
+        return health.status();
+    }
+
     /** The log's ownership in embedded mode, else null. */
     EmbeddedOwnership ownership() {
         return ownership;
@@ -198,6 +210,7 @@ final class LeaseholdRuntime implements AutoCloseable {
 
     @Override
     public void close() {
+        health.close();
         metrics.unregister();
         if (ownership != null) {
             ownership.close();

@@ -5,6 +5,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.context.Initialized;
+import jakarta.enterprise.event.Observes;
 
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.leasehold.LeaseholdException;
@@ -16,18 +21,23 @@ import org.leasehold.connector.LeaseConnectionFactory;
  * application uses: the MicroProfile Config property {@code leasehold.health.connection-factories} (JNDI names,
  * separated by commas), else the factory {@code @Leased} uses by default ({@code leasehold.connection-factory}, else
  * {@link LeaseConnectionFactory#DEFAULT_JNDI_NAME}). Its data name each factory's log, writer and lease service and
- * the result of each check (its problem, in the adapter's words, when it failed). A default factory that is not defined
- * at all is reported, and not counted against the application: it may use others, under names the checks are not told.
+ * the result of each check (its problem, in the adapter's words, when it failed). When neither property is set and
+ * nothing is defined at the default name, that is reported and not counted against the application: it may use
+ * factories under other names, which the checks are not told.
+ *
+ * <p>The names are read and the factories looked up when the application starts, in its own naming context: servers
+ * call health checks on threads of their own, where {@code java:app} names are not the application's.
  */
-final class AdapterHealthChecks {
+public class AdapterHealthChecks {
     static final String NAME = "leasehold";
     static final String FACTORIES = "leasehold.health.connection-factories";
 
-    private AdapterHealthChecks() {
-    }
+    private volatile List<String> names = List.of();
+    private volatile boolean defaultOnly;
+    /** What the lookup at start found, by name: the factory, or why there is none. */
+    private final Map<String, Object> found = new ConcurrentHashMap<>();
 
-    /** The factories to check, by JNDI name. */
-    static List<String> factories() {
+    void start(@Observes @Initialized(ApplicationScoped.class) Object started) {
         Optional<String> listed = FactoryLookup.configured(FACTORIES);
         List<String> out = new ArrayList<>();
         if (listed.isPresent()) {
@@ -37,17 +47,47 @@ final class AdapterHealthChecks {
                 }
             }
         }
+        defaultOnly = out.isEmpty() && FactoryLookup.configured(FactoryLookup.PROPERTY).isEmpty();
         if (out.isEmpty()) {
             out.add(FactoryLookup.jndiName(null));
         }
-        return out;
+        for (String n : out) {
+            try {
+                found.put(n, FactoryLookup.lookup(n));
+            } catch (LeaseholdException | RuntimeException e) {
+                found.put(n, e);
+            }
+        }
+        names = List.copyOf(out);
+    }
+
+    /** The readiness ({@code liveness} false) or liveness response. */
+    public HealthCheckResponse response(boolean liveness) {
+        return response(names, this::find, defaultOnly, liveness);
+    }
+
+    private LeaseConnectionFactory find(String name) throws LeaseholdException {
+        Object f = found.get(name);
+        if (f instanceof LeaseConnectionFactory factory) {
+            return factory;
+        }
+        try {
+            LeaseConnectionFactory factory = FactoryLookup.lookup(name);
+            found.put(name, factory);
+            return factory;
+        } catch (LeaseholdException | RuntimeException e) {
+            if (f instanceof LeaseholdException atStart) {
+                throw atStart; // found in the application's own context: the better explanation
+            }
+            throw e;
+        }
     }
 
     /**
-     * The readiness ({@code liveness} false) or liveness response for the factories at {@code names}, found by
-     * {@code lookup}.
+     * The response for the factories at {@code names}, found by {@code lookup}; {@code defaultOnly} when the names are
+     * the default one, not configured.
      */
-    static HealthCheckResponse response(List<String> names, Lookup lookup, boolean liveness) {
+    static HealthCheckResponse response(List<String> names, Lookup lookup, boolean defaultOnly, boolean liveness) {
         boolean up = true;
         Map<String, Object> data = new LinkedHashMap<>();
         for (String name : names) {
@@ -57,11 +97,8 @@ final class AdapterHealthChecks {
             try {
                 s = lookup.find(name).status();
             } catch (LeaseholdException | RuntimeException e) {
-                boolean undefined = names.size() == 1 && !FactoryLookup.configured(FACTORIES).isPresent()
-                        && !FactoryLookup.configured(FactoryLookup.PROPERTY).isPresent()
-                        && FactoryLookup.adapterFailure(e) == null;
                 data.put(prefix + "problem", e.getMessage());
-                up &= undefined;
+                up &= defaultOnly && FactoryLookup.adapterFailure(e) == null;
                 continue;
             }
             put(data, prefix + "log", s.log());

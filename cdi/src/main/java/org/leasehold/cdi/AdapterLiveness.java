@@ -1,5 +1,7 @@
 package org.leasehold.cdi;
 
+import jakarta.inject.Inject;
+
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.Liveness;
@@ -14,8 +16,11 @@ import org.eclipse.microprofile.health.Liveness;
 @Liveness
 public class AdapterLiveness implements HealthCheck {
 
+    @Inject
+    AdapterHealthChecks checks;
+
     @Override
     public HealthCheckResponse call() {
-        return AdapterHealthChecks.response(AdapterHealthChecks.factories(), FactoryLookup::lookup, true);
+        return checks.response(true);
     }
 }

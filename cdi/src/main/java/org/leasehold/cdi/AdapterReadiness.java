@@ -1,5 +1,7 @@
 package org.leasehold.cdi;
 
+import jakarta.inject.Inject;
+
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.Readiness;
@@ -14,8 +16,11 @@ import org.eclipse.microprofile.health.Readiness;
 @Readiness
 public class AdapterReadiness implements HealthCheck {
 
+    @Inject
+    AdapterHealthChecks checks;
+
     @Override
     public HealthCheckResponse call() {
-        return AdapterHealthChecks.response(AdapterHealthChecks.factories(), FactoryLookup::lookup, false);
+        return checks.response(false);
     }
 }

@@ -17,6 +17,8 @@ public class HealthExtension implements Extension {
         } catch (ClassNotFoundException | LinkageError e) {
             return;
         }
+        bbd.addAnnotatedType(AdapterHealthChecks.class, AdapterHealthChecks.class.getName())
+                .add(ApplicationScoped.Literal.INSTANCE);
         bbd.addAnnotatedType(AdapterReadiness.class, AdapterReadiness.class.getName())
                 .add(ApplicationScoped.Literal.INSTANCE);
         bbd.addAnnotatedType(AdapterLiveness.class, AdapterLiveness.class.getName())

@@ -138,7 +138,7 @@ final class AdapterHealth {
         if (ownership != null) {
             if (ownership.replaced()) {
                 return "another server took log '" + config.log() + "' over: this server's embedded lease service grants "
-                        + "nothing any more (LEASEHOLD-4101)";
+                        + "nothing any more";
             }
             String beat = ownership.heartbeatProblem();
             if (beat != null) {

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -108,9 +110,30 @@ class AdapterHealthTest {
             AdapterStatus s = f.factory.status();
             assertFalse(s.ready());
             assertEquals("another server took log 'ledger' over: this server's embedded lease service grants nothing "
-                    + "any more (LEASEHOLD-4101)", check(s, AdapterStatus.LEASES).detail());
+                    + "any more", check(s, AdapterStatus.LEASES).detail());
             assertFalse(s.live());
             assertTrue(s.notLive().contains("fenced for good and serves again only after a restart"), s.notLive());
+        }
+    }
+
+    @Test
+    void aLeaseServerThatDoesNotAnswerMakesItNotReadyButLive() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort(); // closed again: nothing listens there
+        }
+        String server = "127.0.0.1:" + port;
+        try (AdapterFixture f = new AdapterFixture("health-remote", mcf -> mcf.setLeaseService("remote:" + server))) {
+            AdapterStatus s = f.factory.status();
+            assertTrue(check(s, AdapterStatus.STORE).up(), s.toString());
+            AdapterStatus.Check leases = check(s, AdapterStatus.LEASES);
+            assertFalse(leases.up());
+            assertTrue(leases.detail().startsWith("lease server " + server + " does not answer ("), leases.detail());
+            AdapterStatus.Check clocks = check(s, AdapterStatus.CLOCKS);
+            assertFalse(clocks.up());
+            assertTrue(clocks.detail().startsWith("the clock of lease server " + server + " is not measured yet"),
+                    clocks.detail());
+            assertTrue(s.live(), "an unreachable lease server is not a reason to restart this server");
         }
     }
 

@@ -80,7 +80,7 @@ final class AdapterHealth {
             String stopped = "the adapter's runtime for log '" + config.log() + "' has stopped (the resource adapter "
                     + "was stopped or undeployed): deploy it again, or restart the server";
             return new AdapterStatus(config.log(), writer, config.leaseService(),
-                    List.of(new AdapterStatus.Check(AdapterStatus.STORE, false, stopped)), null);
+                    List.of(new AdapterStatus.Check(AdapterStatus.RUNTIME, false, stopped)), null);
         }
         List<AdapterStatus.Check> checks = new ArrayList<>();
         String store = storeProblem();

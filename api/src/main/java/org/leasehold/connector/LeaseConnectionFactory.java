@@ -37,4 +37,13 @@ public interface LeaseConnectionFactory extends Serializable, Referenceable {
 
     /** Unsubscribes {@code listener} (once); false if it was not subscribed. */
     boolean removeSessionListener(SessionListener listener) throws LeaseholdException;
+
+    /**
+     * The state of this factory's adapter, for health checks: the bag store accepts writes, the lease service
+     * answers, the lease servers' clocks are within bound (ready); the adapter could serve again without a restart
+     * (live). Starts the adapter's runtime for this factory if it has not started; a runtime that cannot start is
+     * reported as not ready, with the reason. Each call may write a few bytes to the bag store and, in remote mode,
+     * call a lease server whose clock was not measured within the last second; it does not throw.
+     */
+    AdapterStatus status();
 }

@@ -29,18 +29,18 @@ final class FactoryLookup {
         if (given != null && !given.isBlank()) {
             return given;
         }
-        return configured().orElse(LeaseConnectionFactory.DEFAULT_JNDI_NAME);
+        return configured(PROPERTY).orElse(LeaseConnectionFactory.DEFAULT_JNDI_NAME);
     }
 
-    /** The MicroProfile Config value, read reflectively so that servers without MicroProfile Config work too. */
+    /** The MicroProfile Config value of {@code key}, read reflectively so that servers without it work too. */
     @SuppressWarnings("unchecked")
-    private static Optional<String> configured() {
+    static Optional<String> configured(String key) {
         try {
             Class<?> provider = Class.forName("org.eclipse.microprofile.config.ConfigProvider", true,
                     Thread.currentThread().getContextClassLoader());
             Object config = provider.getMethod("getConfig").invoke(null);
             Method get = config.getClass().getMethod("getOptionalValue", String.class, Class.class);
-            return (Optional<String>) get.invoke(config, PROPERTY, String.class);
+            return (Optional<String>) get.invoke(config, key, String.class);
         } catch (ClassNotFoundException e) {
             return Optional.empty();
         } catch (ReflectiveOperationException | RuntimeException e) {

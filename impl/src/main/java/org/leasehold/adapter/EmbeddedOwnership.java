@@ -64,7 +64,10 @@ final class EmbeddedOwnership implements AutoCloseable {
     private volatile TimeSource.Timer next;
     private volatile boolean replaced;
     private volatile boolean closed;
-    private int failures;
+    private volatile int failures;
+    private volatile String lastFailure;
+    /** When the last heartbeat ran, successful or not. */
+    private volatile long lastBeatMicros;
 
     /** What the owner moves forward after each heartbeat. */
     interface Fence {
@@ -152,12 +155,26 @@ final class EmbeddedOwnership implements AutoCloseable {
     /** Starts the heartbeats; each one moves {@code fence} half a TTL ahead. */
     void start(Fence f) {
         this.fence = f;
+        lastBeatMicros = time.nowMicros();
         f.grantUntil(Micros.toInstant(Micros.plus(time.nowMicros(), Micros.of(ttl) / 2)), "not confirmed yet");
         schedule();
     }
 
     boolean replaced() {
         return replaced;
+    }
+
+    /** Null while the last heartbeat succeeded; otherwise how many failed in a row, and the last error. */
+    String heartbeatProblem() {
+        int n = failures;
+        return n == 0 ? null : "the last " + n + " heartbeat(s) to its owner file in " + dir + " failed, the last with "
+                + lastFailure;
+    }
+
+    /** How long ago the last heartbeat ran (successful or not); zero before the first. */
+    Duration sinceLastHeartbeat() {
+        long last = lastBeatMicros;
+        return last == 0 ? Duration.ZERO : Duration.ofNanos(Math.max(0, time.nowMicros() - last) * 1_000L);
     }
 
     private void schedule() {
@@ -170,6 +187,7 @@ final class EmbeddedOwnership implements AutoCloseable {
         if (closed) {
             return;
         }
+        lastBeatMicros = time.nowMicros();
         try {
             for (String name : fs.list(dir)) {
                 if (name.startsWith(PREFIX)) {
@@ -195,6 +213,7 @@ final class EmbeddedOwnership implements AutoCloseable {
             fence.grantUntil(Micros.toInstant(Micros.plus(now, Micros.of(ttl) / 2)),
                     "this server could not confirm that it still owns its log (heartbeats failing)");
         } catch (IOException e) {
+            lastFailure = e.toString();
             failures++;
             LOG.log(failures >= 3 ? System.Logger.Level.ERROR : System.Logger.Level.WARNING,
                     "LEASEHOLD-4102 heartbeat {0} of log ownership failed: {1}; the embedded lease service stops "

@@ -2,6 +2,7 @@ package org.leasehold.adapter;
 
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Set;
 
 import javax.naming.NamingException;
@@ -11,6 +12,7 @@ import jakarta.resource.ResourceException;
 import jakarta.resource.spi.ConnectionManager;
 
 import org.leasehold.LeaseholdException;
+import org.leasehold.connector.AdapterStatus;
 import org.leasehold.connector.ConnectorException;
 import org.leasehold.connector.LeaseConnection;
 import org.leasehold.connector.LeaseConnectionFactory;
@@ -81,6 +83,23 @@ public final class LeaseConnectionFactoryImpl implements LeaseConnectionFactory 
         } catch (ResourceException e) {
             throw new ConnectorException("the Leasehold adapter is not running for this connection factory, so there "
                     + "are no session events to subscribe to: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public AdapterStatus status() {
+        String log = mcf.getLog();
+        String service = mcf.getLeaseService();
+        try {
+            AdapterConfig c = mcf.config();
+            log = c.log();
+            service = c.leaseService();
+            return mcf.runtime().status();
+        } catch (ResourceException | RuntimeException e) {
+            String reason = e instanceof ResourceException re ? adapterReason(re) : e.toString();
+            return new AdapterStatus(log, null, service,
+                    List.of(new AdapterStatus.Check(AdapterStatus.RUNTIME, false, "the adapter cannot serve this "
+                            + "connection factory: " + reason)), null);
         }
     }
 

@@ -1,6 +1,8 @@
 package org.leasehold.adapter;
 
 import java.io.PrintWriter;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
@@ -32,35 +34,84 @@ import org.leasehold.connector.LeaseConnectionFactory;
 public final class LeaseholdManagedConnectionFactory
         implements ManagedConnectionFactory, ResourceAdapterAssociation, TransactionSupport {
     private static final long serialVersionUID = 1L;
+    private static final System.Logger LOG = System.getLogger(LeaseholdManagedConnectionFactory.class.getName());
 
+    /** The config-property names, which are also the MicroProfile Config keys after {@code leasehold.}. */
+    static final List<String> PROPERTIES = List.of("BagStoreRoot", "Log", "LeaseService", "MaxLeaseMillis",
+            "GraceMillis", "MaxClockErrorMillis", "BucketMillis", "FlushPolicy", "WriterId", "ProcessId",
+            "DefaultWaitMillis", "MaxNamesPerUnit", "MinTimeLeftAtPrepareMillis", "OwnerTtlMillis", "RemoteOptions",
+            "InDoubtHoldMillis");
+
+    // Null until the container sets them: an unset property takes its MicroProfile Config value, else its default
+    // (AdapterConfig). The annotations give no defaultValue, since a server sets a property to its annotated default,
+    // and a value set so could not be told from one an administrator gave.
     private String bagStoreRoot;
-    private String log = "default";
-    private String leaseService = "embedded";
-    private Long maxLeaseMillis = 10_000L;
-    private Long graceMillis = 2_000L;
-    private Long maxClockErrorMillis = 500L;
-    private Long bucketMillis = 1_000L;
-    private String flushPolicy = "every-batch";
-    private String writerId = "";
-    private String processId = "";
-    private Long defaultWaitMillis = 5_000L;
-    private Integer maxNamesPerUnit = 100;
-    private Long minTimeLeftAtPrepareMillis = 1_000L;
-    private Long ownerTtlMillis = 8_000L;
-    private String remoteOptions = "";
-    private Long inDoubtHoldMillis = 300_000L;
+    private String log;
+    private String leaseService;
+    private Long maxLeaseMillis;
+    private Long graceMillis;
+    private Long maxClockErrorMillis;
+    private Long bucketMillis;
+    private String flushPolicy;
+    private String writerId;
+    private String processId;
+    private Long defaultWaitMillis;
+    private Integer maxNamesPerUnit;
+    private Long minTimeLeftAtPrepareMillis;
+    private Long ownerTtlMillis;
+    private String remoteOptions;
+    private Long inDoubtHoldMillis;
 
     private transient LeaseholdResourceAdapter adapter;
     private transient PrintWriter logWriter;
+    /** The MicroProfile Config values of the properties, read once, when the definition is first checked. */
+    private transient Map<String, String> microProfile;
+    private transient boolean suppliedLogged;
 
-    /** The checked settings; throws {@link InvalidPropertyException} naming the bad property. */
+    /**
+     * The checked settings: each property as the connection definition sets it, else from MicroProfile Config (see
+     * {@link MicroProfileSettings}), else its default. Throws {@link InvalidPropertyException} naming the bad property
+     * (and the MicroProfile Config key its value came from).
+     */
     AdapterConfig config() throws ResourceException {
+        MicroProfileSettings mp = null;
         try {
-            return AdapterConfig.from(bagStoreRoot, log, leaseService, maxLeaseMillis, graceMillis, maxClockErrorMillis,
-                    bucketMillis, flushPolicy, writerId, processId, defaultWaitMillis, maxNamesPerUnit,
-                    minTimeLeftAtPrepareMillis, ownerTtlMillis, remoteOptions, inDoubtHoldMillis);
+            mp = new MicroProfileSettings(microProfile());
+            AdapterConfig c = AdapterConfig.from(mp.text("BagStoreRoot", bagStoreRoot), mp.text("Log", log),
+                    mp.text("LeaseService", leaseService), mp.millis("MaxLeaseMillis", maxLeaseMillis),
+                    mp.millis("GraceMillis", graceMillis), mp.millis("MaxClockErrorMillis", maxClockErrorMillis),
+                    mp.millis("BucketMillis", bucketMillis), mp.text("FlushPolicy", flushPolicy),
+                    mp.text("WriterId", writerId), mp.text("ProcessId", processId),
+                    mp.millis("DefaultWaitMillis", defaultWaitMillis), mp.count("MaxNamesPerUnit", maxNamesPerUnit),
+                    mp.millis("MinTimeLeftAtPrepareMillis", minTimeLeftAtPrepareMillis),
+                    mp.millis("OwnerTtlMillis", ownerTtlMillis), mp.text("RemoteOptions", remoteOptions),
+                    mp.millis("InDoubtHoldMillis", inDoubtHoldMillis));
+            logSupplied(c, mp.supplied());
+            return c;
         } catch (IllegalArgumentException e) {
-            throw new InvalidPropertyException("Leasehold connection definition: " + e.getMessage());
+            throw new InvalidPropertyException("Leasehold connection definition: "
+                    + (mp == null ? e.getMessage() : mp.explain(e.getMessage())));
+        }
+    }
+
+    /** For tests: MicroProfile Config values ({@code Property -> value}) instead of the server's. */
+    synchronized void useMicroProfile(Map<String, String> values) {
+        microProfile = values;
+    }
+
+    private synchronized Map<String, String> microProfile() {
+        if (microProfile == null) {
+            microProfile = MicroProfileSettings.fromServer(PROPERTIES);
+        }
+        return microProfile;
+    }
+
+    /** Says once which properties MicroProfile Config supplied (names only: RemoteOptions may hold a token). */
+    private synchronized void logSupplied(AdapterConfig c, Set<String> supplied) {
+        if (!supplied.isEmpty() && !suppliedLogged) {
+            suppliedLogged = true;
+            LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4503 the connection definition for log {0} at {1} takes {2} "
+                    + "from MicroProfile Config (leasehold.<Property>)", c.log(), c.bagStoreRoot(), supplied);
         }
     }
 
@@ -163,7 +214,7 @@ public final class LeaseholdManagedConnectionFactory
         return log;
     }
 
-    @ConfigProperty(defaultValue = "default", description = "The log connections append to.")
+    @ConfigProperty(description = "The log connections append to. Default: default.")
     public void setLog(String v) {
         log = v;
     }
@@ -172,8 +223,8 @@ public final class LeaseholdManagedConnectionFactory
         return leaseService;
     }
 
-    @ConfigProperty(defaultValue = "embedded",
-            description = "'embedded' (one server owns the log) or 'remote:<host:port>[,...]' (a lease server).")
+    @ConfigProperty(description = "'embedded' (one server owns the log) or 'remote:<host:port>[,...]' (a lease server)."
+            + " Default: embedded.")
     public void setLeaseService(String v) {
         leaseService = v;
     }
@@ -182,7 +233,7 @@ public final class LeaseholdManagedConnectionFactory
         return maxLeaseMillis;
     }
 
-    @ConfigProperty(defaultValue = "10000", description = "Maximum lease duration in milliseconds.")
+    @ConfigProperty(description = "Maximum lease duration in milliseconds. Default: 10000.")
     public void setMaxLeaseMillis(Long v) {
         maxLeaseMillis = v;
     }
@@ -191,7 +242,7 @@ public final class LeaseholdManagedConnectionFactory
         return graceMillis;
     }
 
-    @ConfigProperty(defaultValue = "2000", description = "Grace after a bucket's end and after an expiry, in milliseconds.")
+    @ConfigProperty(description = "Grace after a bucket's end and after an expiry, in milliseconds. Default: 2000.")
     public void setGraceMillis(Long v) {
         graceMillis = v;
     }
@@ -200,7 +251,7 @@ public final class LeaseholdManagedConnectionFactory
         return maxClockErrorMillis;
     }
 
-    @ConfigProperty(defaultValue = "500", description = "Bound on clock error between servers, in milliseconds.")
+    @ConfigProperty(description = "Bound on clock error between servers, in milliseconds. Default: 500.")
     public void setMaxClockErrorMillis(Long v) {
         maxClockErrorMillis = v;
     }
@@ -209,7 +260,7 @@ public final class LeaseholdManagedConnectionFactory
         return bucketMillis;
     }
 
-    @ConfigProperty(defaultValue = "1000", description = "Width of a time bucket in milliseconds (divides a day).")
+    @ConfigProperty(description = "Width of a time bucket in milliseconds (divides a day). Default: 1000.")
     public void setBucketMillis(Long v) {
         bucketMillis = v;
     }
@@ -218,8 +269,8 @@ public final class LeaseholdManagedConnectionFactory
         return flushPolicy;
     }
 
-    @ConfigProperty(defaultValue = "every-batch",
-            description = "When data files are forced: 'every-batch', 'interval:<millis>' or 'never'.")
+    @ConfigProperty(description = "When data files are forced: 'every-batch', 'interval:<millis>' or 'never'."
+            + " Default: every-batch.")
     public void setFlushPolicy(String v) {
         flushPolicy = v;
     }
@@ -246,7 +297,7 @@ public final class LeaseholdManagedConnectionFactory
         return defaultWaitMillis;
     }
 
-    @ConfigProperty(defaultValue = "5000", description = "How long an acquire waits by default, in milliseconds.")
+    @ConfigProperty(description = "How long an acquire waits by default, in milliseconds. Default: 5000.")
     public void setDefaultWaitMillis(Long v) {
         defaultWaitMillis = v;
     }
@@ -255,7 +306,7 @@ public final class LeaseholdManagedConnectionFactory
         return maxNamesPerUnit;
     }
 
-    @ConfigProperty(defaultValue = "100", description = "Most lease names one transaction or connection may hold.")
+    @ConfigProperty(description = "Most lease names one transaction or connection may hold. Default: 100.")
     public void setMaxNamesPerUnit(Integer v) {
         maxNamesPerUnit = v;
     }
@@ -264,8 +315,8 @@ public final class LeaseholdManagedConnectionFactory
         return minTimeLeftAtPrepareMillis;
     }
 
-    @ConfigProperty(defaultValue = "1000",
-            description = "Prepare votes rollback when a lease has less than this left, in milliseconds.")
+    @ConfigProperty(description = "Prepare votes rollback when a lease has less than this left, in milliseconds."
+            + " Default: 1000.")
     public void setMinTimeLeftAtPrepareMillis(Long v) {
         minTimeLeftAtPrepareMillis = v;
     }
@@ -274,8 +325,8 @@ public final class LeaseholdManagedConnectionFactory
         return ownerTtlMillis;
     }
 
-    @ConfigProperty(defaultValue = "8000",
-            description = "Embedded mode: how long the log's ownership survives without a heartbeat, in milliseconds.")
+    @ConfigProperty(description = "Embedded mode: how long the log's ownership survives without a heartbeat, in milliseconds."
+            + " Default: 8000.")
     public void setOwnerTtlMillis(Long v) {
         ownerTtlMillis = v;
     }
@@ -294,9 +345,10 @@ public final class LeaseholdManagedConnectionFactory
         return inDoubtHoldMillis;
     }
 
-    @ConfigProperty(defaultValue = "300000", description = "How long, in milliseconds, the leases of a transaction "
+    @ConfigProperty(description = "How long, in milliseconds, the leases of a transaction "
             + "that has not completed are held: a prepared branch recovered after a restart, or a committed branch "
-            + "whose transaction's other resources are still committing (at least MaxLeaseMillis, at most a day).")
+            + "whose transaction's other resources are still committing (at least MaxLeaseMillis, at most a day)."
+            + " Default: 300000.")
     public void setInDoubtHoldMillis(Long v) {
         inDoubtHoldMillis = v;
     }

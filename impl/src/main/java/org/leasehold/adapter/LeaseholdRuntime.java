@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.Executor;
 
 import org.leasehold.bag.BagStoreException;
+import org.leasehold.connector.AdapterStatus;
 import org.leasehold.engine.EmbeddedLeaseService;
 import org.leasehold.engine.EngineConfig;
 import org.leasehold.fs.NfsSafeFiles;
@@ -41,10 +42,11 @@ final class LeaseholdRuntime implements AutoCloseable {
     private final SessionEvents events;
     private final LeaseKeeper keeper;
     private final ResourceManager rm;
+    private final AdapterHealth health;
 
     private LeaseholdRuntime(AdapterConfig config, FileBagStore store, LeaseService leases, EmbeddedOwnership ownership,
             TimeMarkFiles mark, PrepareJournal journal, AdapterMetrics metrics, SessionEvents events, LeaseKeeper keeper,
-            ResourceManager rm) {
+            ResourceManager rm, AdapterHealth health) {
         this.config = config;
         this.store = store;
         this.leases = leases;
@@ -55,6 +57,7 @@ final class LeaseholdRuntime implements AutoCloseable {
         this.events = events;
         this.keeper = keeper;
         this.rm = rm;
+        this.health = health;
     }
 
     /**
@@ -144,7 +147,10 @@ final class LeaseholdRuntime implements AutoCloseable {
         metrics.branches(rm::preparedBranches, rm::heuristicBranches);
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4004 adapter runtime started: log {0} at {1}, writer {2}, lease "
                 + "service {3}", config.log(), config.bagStoreRoot(), store.writerId(), leases.serviceId());
-        return new LeaseholdRuntime(config, store, leases, ownership, mark, journal, metrics, events, keeper, rm);
+        AdapterHealth health = new AdapterHealth(config, store.writerId(), leases, ownership,
+                leases instanceof RemoteLeaseService r ? ClockCheck.of(r, config.maxClockError(), metrics, time)
+                        : ClockCheck.none(), time);
+        return new LeaseholdRuntime(config, store, leases, ownership, mark, journal, metrics, events, keeper, rm, health);
     }
 
     /**
@@ -196,6 +202,11 @@ final class LeaseholdRuntime implements AutoCloseable {
         return events;
     }
 
+    /** Readiness and liveness, for health checks (see {@link AdapterHealth}). */
+    AdapterStatus status() {
+        return health.status();
+    }
+
     /** The log's ownership in embedded mode, else null. */
     EmbeddedOwnership ownership() {
         return ownership;
@@ -204,6 +215,7 @@ final class LeaseholdRuntime implements AutoCloseable {
     @Override
     public void close() {
         keeper.close();
+        health.close();
         metrics.unregister();
         if (ownership != null) {
             ownership.close();

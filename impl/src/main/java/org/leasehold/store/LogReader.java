@@ -317,21 +317,21 @@ final class LogReader implements MessageStream {
     /** Delivers the current frame of the segment (decoded into the view unless filtered out). */
     private void emitSegment() throws BagStoreException, SegmentReader.Damage {
         SegmentReader g = segment;
+        boolean accepted = false;
+        if (g.t >= from && g.t < to) {
+            try {
+                accepted = Frames.decode(g.frameBytes, g.frameAt, g.frameLength, g.sourceOffset, leaseFilter,
+                        segmentLeases, view);
+            } catch (FormatException e) {
+                throw new SegmentReader.Damage(g.bucket.start(), "the frame from " + g.source.name() + " at offset "
+                        + g.sourceOffset + ": " + e.getMessage());
+            }
+        }
+        // Done with this frame: after a damage further on in its bucket, the directory resumes after it.
         lastSegBucket = g.bucket.start();
         lastSegT = g.t;
         lastSegName = g.source;
         lastSegOffset = g.sourceOffset;
-        if (g.t < from || g.t >= to) {
-            return;
-        }
-        boolean accepted;
-        try {
-            accepted = Frames.decode(g.frameBytes, g.frameAt, g.frameLength, g.sourceOffset, leaseFilter,
-                    segmentLeases, view);
-        } catch (FormatException e) {
-            throw new SegmentReader.Damage(g.bucket.start(), "the frame from " + g.source.name() + " at offset "
-                    + g.sourceOffset + ": " + e.getMessage());
-        }
         if (accepted) {
             deliver(g.source, g.sourceOffset);
         }

@@ -34,7 +34,6 @@ import org.leasehold.bag.Message;
 import org.leasehold.bag.MessageStream;
 import org.leasehold.bag.ReadProblem;
 import org.leasehold.bag.ReadRequest;
-import org.leasehold.fs.NfsSafeFiles;
 import org.leasehold.store.check.LogChecker;
 import org.leasehold.store.format.FormatException;
 import org.leasehold.store.format.Frames;
@@ -332,10 +331,5 @@ class SegmentsRandomizedTest {
                     + m.tentative());
         }
         assertEquals(expected, got, why + ": the store's read and the independent reader agree");
-    }
-
-    /** Unused here; keeps the NFS-safe counter type in view for the damage test. */
-    static long lists(FileBagStore s) {
-        return s.stats().fileOps().getOrDefault(NfsSafeFiles.Op.LIST, 0L);
     }
 }

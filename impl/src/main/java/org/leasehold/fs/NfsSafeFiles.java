@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * The only way Leasehold touches a shared file system (the bag store, the adapter's journal and ownership files, time
  * marks): the operations that behave unsurprisingly on NFS (close-to-open consistency) and on any POSIX mount, and
- * nothing else. No rename, move, copy, replace, delete or truncate; no
+ * nothing else. No rename, move, copy, replace or truncate, and no delete but the unlink of a prepared file; no
  * existence check other than listing the parent directory (which revalidates NFS's cached directory entries) or
  * trying to create.
  *
@@ -30,7 +30,8 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>{@link #openForAppend} an existing single-writer file (the caller writes at its size, then forces or closes);
  *   <li>{@link #openAndSize} (open, then the size of the open file);
  *   <li>{@link #openForRead};
- *   <li>{@link #chmod}.
+ *   <li>{@link #chmod};
+ *   <li>{@link #unlinkPrepared} a prepared file that no reader opens (a name ending in {@code .<16 hex digits>}).
  * </ol>
  *
  * <p>Works on {@link Path}s of any provider, so tests can record and police every call. Counts operations by kind.
@@ -39,7 +40,7 @@ import java.util.concurrent.atomic.LongAdder;
 public final class NfsSafeFiles {
 
     /** The operations, as counted. */
-    public enum Op { LIST, MKDIR, CREATE_NEW, LINK, OPEN_APPEND, OPEN_STAT, OPEN_READ, CHMOD }
+    public enum Op { LIST, MKDIR, CREATE_NEW, LINK, OPEN_APPEND, OPEN_STAT, OPEN_READ, CHMOD, UNLINK }
 
     private final Map<Op, LongAdder> counts = new EnumMap<>(Op.class);
 
@@ -122,6 +123,43 @@ public final class NfsSafeFiles {
     public void chmod(Path path, Set<PosixFilePermission> permissions) throws IOException {
         counts.get(Op.CHMOD).increment();
         Files.setPosixFilePermissions(path, permissions);
+    }
+
+    /**
+     * Unlinks {@code prepared}, a file written under a unique prepared name ({@code <anything>.<16 hex digits>}) that
+     * readers never open; returns false if it was already gone. Safe on NFS: readers know only published names, and
+     * a published name linked to the same file keeps it (the unlink removes one name, not the data); a retried
+     * {@code REMOVE} that finds the name gone is the same outcome.
+     *
+     * @throws IllegalArgumentException if the name is not a prepared file's
+     */
+    public boolean unlinkPrepared(Path prepared) throws IOException {
+        if (!isPreparedName(prepared.getFileName().toString())) {
+            throw new IllegalArgumentException("only a prepared file (a name ending in .<16 hex digits>) may be "
+                    + "unlinked; refused for " + prepared);
+        }
+        counts.get(Op.UNLINK).increment();
+        try {
+            Files.delete(prepared);
+            return true;
+        } catch (java.nio.file.NoSuchFileException e) {
+            return false;
+        }
+    }
+
+    /** Whether {@code name} is a prepared file's: it ends in a dot and 16 lowercase hex digits. */
+    public static boolean isPreparedName(String name) {
+        int n = name.length();
+        if (n < 18 || name.charAt(n - 17) != '.') {
+            return false;
+        }
+        for (int i = n - 16; i < n; i++) {
+            char c = name.charAt(i);
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The number of operations of each kind so far. */

@@ -31,11 +31,15 @@ import org.leasehold.config.Check;
  *                          null for {@code <java.io.tmpdir>/leasehold-writers}
  * @param metronome         run the background sealer for the logs this store writes to; default true
  * @param metronomeLookback how far back the metronome looks for unsealed buckets when it starts on a log; default 1 min
+ * @param compactionHorizon how old a bucket's end must be before {@link FileBagStore#compact} merges it into a
+ *                          segment; default 1 h; must exceed grace plus maxClockError
+ * @param segmentSpan       the time range of one segment (segments start at multiples of it since the epoch, rounded
+ *                          up to a multiple of the log's bucket width); divides a day; default 1 h
  */
 public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Duration maxClockError,
         FlushPolicy flushPolicy, int maxPayloadBytes, int maxFrameBytes, int maxBatchBytes, long maxQueuedBytes,
         Duration maxLeaseDuration, String writerId, String host, Path localLockDir, boolean metronome,
-        Duration metronomeLookback) {
+        Duration metronomeLookback, Duration compactionHorizon, Duration segmentSpan) {
 
     /** The largest frame any configuration may allow (the format's length field is checked against it on read). */
     public static final int FRAME_LIMIT = 256 << 20;
@@ -71,6 +75,8 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
         b.localLockDir = localLockDir;
         b.metronome = metronome;
         b.metronomeLookback = metronomeLookback;
+        b.compactionHorizon = compactionHorizon;
+        b.segmentSpan = segmentSpan;
         return b;
     }
 
@@ -106,6 +112,16 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
         }
         Check.positive("maxLeaseDuration", maxLeaseDuration);
         Check.positive("metronomeLookback", metronomeLookback);
+        Check.positive("compactionHorizon", compactionHorizon);
+        if (compactionHorizon.compareTo(grace.plus(maxClockError)) <= 0) {
+            throw Check.invalid("compactionHorizon", compactionHorizon, "use more than grace plus maxClockError ("
+                    + grace.plus(maxClockError) + "): a bucket younger than that may still be written to or sealed");
+        }
+        Check.positive("segmentSpan", segmentSpan);
+        if (segmentSpan.toNanos() % 1_000L != 0 || Duration.ofDays(1).toNanos() % segmentSpan.toNanos() != 0) {
+            throw Check.invalid("segmentSpan", segmentSpan,
+                    "use whole microseconds that divide a day evenly (for example 10 min, 1 h or 1 day)");
+        }
         if (writerId != null) {
             String problem = Names.writerIdProblem(writerId);
             if (problem != null) {
@@ -135,6 +151,8 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
         private Path localLockDir;
         private boolean metronome = true;
         private Duration metronomeLookback = Duration.ofMinutes(1);
+        private Duration compactionHorizon = Duration.ofHours(1);
+        private Duration segmentSpan = Duration.ofHours(1);
 
         private Builder(Path root) {
             this.root = root;
@@ -210,11 +228,21 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
             return this;
         }
 
+        public Builder compactionHorizon(Duration v) {
+            compactionHorizon = v;
+            return this;
+        }
+
+        public Builder segmentSpan(Duration v) {
+            segmentSpan = v;
+            return this;
+        }
+
         /** The configuration, validated. */
         public BagStoreConfig build() {
             return new BagStoreConfig(root, bucketWidth, grace, maxClockError, flushPolicy, maxPayloadBytes,
                     maxFrameBytes, maxBatchBytes, maxQueuedBytes, maxLeaseDuration, writerId, host, localLockDir,
-                    metronome, metronomeLookback).validate();
+                    metronome, metronomeLookback, compactionHorizon, segmentSpan).validate();
         }
     }
 }

@@ -8,6 +8,7 @@ import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -38,6 +39,7 @@ import org.leasehold.bag.SealReport;
 import org.leasehold.bag.StoreUnavailableException;
 import org.leasehold.bag.UnknownLogException;
 import org.leasehold.bag.WriteOutcomeUnknownException;
+import org.leasehold.config.Check;
 import org.leasehold.fs.NfsSafeFiles;
 import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.LeaseNames;
@@ -547,6 +549,43 @@ public final class FileBagStore implements BagStore {
         SealReport r = sealForSuccessor(h, deadline);
         LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-6004 sealed {0} buckets of log ''{1}'' for the successor of a lease "
                 + "that expired at {2}", r.buckets().size(), h.name(), Micros.toInstant(deadline));
+    }
+
+    // ---------------------------------------------------------------------------------------------------- compaction
+
+    /**
+     * Compacts {@code log} with the configured {@link BagStoreConfig#compactionHorizon() compactionHorizon}: see
+     * {@link #compact(String, Duration)}.
+     */
+    public CompactionReport compact(String log) throws BagStoreException {
+        return compact(log, config.compactionHorizon());
+    }
+
+    /**
+     * Merges the buckets of {@code log} that ended more than {@code horizon} ago into segment files, one per
+     * {@code segmentSpan} (docs/FORMAT.md, "Segment file"), and publishes each by linking it into place, so that reads
+     * of those ranges open one file instead of a directory per bucket. Only sealed buckets that read without any
+     * problem are copied; the others stay listed in the segment as read from their directories, so every read returns
+     * exactly what it returned before. Nothing is deleted. The store never compacts by itself: call this (from any
+     * process, as often as wanted; ranges already published are left alone, and two compactors racing publish one
+     * segment per range).
+     *
+     * @throws IllegalArgumentException  the horizon is not longer than the log's grace plus its clock error
+     * @throws UnknownLogException       the log does not exist
+     * @throws StoreUnavailableException the file system failed; what was published stays published: run it again
+     */
+    public CompactionReport compact(String log, Duration horizon) throws BagStoreException {
+        ensureOpen();
+        Check.positive("horizon", horizon);
+        LogHandle h = logForReading(log);
+        LogGeometry g = h.geometry();
+        long min = g.graceMicros() + g.errorMicros();
+        if (Micros.of(horizon) <= min) {
+            throw Check.invalid("horizon", horizon, "use more than log '" + log + "''s grace plus clock error ("
+                    + Duration.ofNanos(min * 1_000L) + "): a younger bucket may still be written to or sealed");
+        }
+        return new Compactor(context).compact(h, time.nowMicros() - Micros.of(horizon),
+                Micros.of(config.segmentSpan()));
     }
 
     // ---------------------------------------------------------------------------------------------------- close

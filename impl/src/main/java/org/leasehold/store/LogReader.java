@@ -23,6 +23,7 @@ import org.leasehold.fs.NfsSafeFiles;
 import org.leasehold.store.format.FormatException;
 import org.leasehold.store.format.Frames;
 import org.leasehold.store.format.LockFile;
+import org.leasehold.store.format.SegmentFile;
 import org.leasehold.time.Micros;
 
 /**
@@ -32,6 +33,7 @@ import org.leasehold.time.Micros;
  * and are never read); an unsealed one to each file's size when the bucket is opened, its messages tentative.
  */
 final class LogReader implements MessageStream {
+    private static final System.Logger LOG = System.getLogger(LogReader.class.getName());
     /** The merge order of the cursors' current frames: timestamp, then the file's rank (writer, sequence). */
     private static boolean before(FileCursor a, FileCursor b) {
         return a.t < b.t || (a.t == b.t && a.rank < b.rank);
@@ -45,7 +47,23 @@ final class LogReader implements MessageStream {
     private final ReadRequest request;
     private final long from;
     private final long to;
-    private final BucketWalker walker;
+    private final List<long[]> pieces;
+    private int pieceIndex;
+    /** The walk of the current piece read from bucket directories, or null. */
+    private BucketWalker walker;
+    /** The current piece's segment, or null; whether its current bucket's frames are being read. */
+    private SegmentReader segment;
+    private boolean segmentInBucket;
+    private final Frames.LeaseCache segmentLeases = new Frames.LeaseCache();
+    /** The last segment frame delivered or filtered: after a damage in its bucket, the directory resumes after it. */
+    private long lastSegBucket = -1;
+    private long lastSegT;
+    private Names.DataFileName lastSegName;
+    private long lastSegOffset;
+    private long resumeBucket = -1;
+    private long resumeT;
+    private Names.DataFileName resumeName;
+    private long resumeOffset;
     /** A binary min-heap of the bucket's cursors by {@link #before}; {@code heap[0]} holds the next frame. */
     private FileCursor[] heap = new FileCursor[8];
     private int size;
@@ -83,11 +101,40 @@ final class LogReader implements MessageStream {
             }
             return false;
         };
+        this.pieces = pieces();
+    }
+
+    /**
+     * The read's range cut into pieces {@code {from, to, 1}} read from a published segment and {@code {from, to, 0}}
+     * read from bucket directories, in time order.
+     */
+    private List<long[]> pieces() throws BagStoreException {
+        List<String> names;
         try {
-            this.walker = new BucketWalker(fs, log.dir(), log.geometry().widthMicros(), from, to);
+            names = fs.list(log.dir().resolve(Compactor.SEGMENTS));
+        } catch (NoSuchFileException | java.nio.file.NotDirectoryException e) {
+            names = List.of();
         } catch (IOException e) {
-            throw unavailable("listing log '" + log.name() + "'", e);
+            throw unavailable("listing the segments of log '" + log.name() + "'", e);
         }
+        List<long[]> out = new ArrayList<>();
+        long at = from;
+        for (long[] r : SegmentChoice.published(names, log.geometry().widthMicros())) {
+            long a = Math.max(r[0], from);
+            long b = Math.min(r[1], to);
+            if (a >= b) {
+                continue;
+            }
+            if (a > at) {
+                out.add(new long[] {at, a, 0});
+            }
+            out.add(new long[] {a, b, 1, r[0], r[1]});
+            at = b;
+        }
+        if (at < to) {
+            out.add(new long[] {at, to, 0});
+        }
+        return out;
     }
 
     /** The bucket being merged: names, limits and how problems are handled. */
@@ -174,7 +221,7 @@ final class LogReader implements MessageStream {
                         view.leases(), view.array(), view.offset(i), view.length(i), !current.sealed);
             }
             if (size == 0) {
-                if (!openNextBucket()) {
+                if (!advanceSource()) {
                     return null;
                 }
                 continue;
@@ -233,6 +280,9 @@ final class LogReader implements MessageStream {
         if (c.t < from || c.t >= to) {
             return;
         }
+        if (resumeBucket == current.start && !afterResume(c)) {
+            return;
+        }
         boolean accepted;
         try {
             accepted = Frames.decode(c.frameBytes(), c.frameAt, c.frameLength, c.frameOffset, leaseFilter, c.leases,
@@ -252,11 +302,47 @@ final class LogReader implements MessageStream {
         if (!accepted) {
             return;
         }
+        deliver(c.name, c.frameOffset);
+    }
+
+    /** Whether frame {@code c} of the bucket being resumed comes after the last one its damaged segment delivered. */
+    private boolean afterResume(FileCursor c) {
+        if (c.t != resumeT) {
+            return c.t > resumeT;
+        }
+        int n = c.name.compareTo(resumeName);
+        return n != 0 ? n > 0 : c.frameOffset > resumeOffset;
+    }
+
+    /** Delivers the current frame of the segment (decoded into the view unless filtered out). */
+    private void emitSegment() throws BagStoreException, SegmentReader.Damage {
+        SegmentReader g = segment;
+        boolean accepted = false;
+        if (g.t >= from && g.t < to) {
+            try {
+                accepted = Frames.decode(g.frameBytes, g.frameAt, g.frameLength, g.sourceOffset, leaseFilter,
+                        segmentLeases, view);
+            } catch (FormatException e) {
+                throw new SegmentReader.Damage(g.bucket.start(), "the frame from " + g.source.name() + " at offset "
+                        + g.sourceOffset + ": " + e.getMessage());
+            }
+        }
+        // Done with this frame: after a damage further on in its bucket, the directory resumes after it.
+        lastSegBucket = g.bucket.start();
+        lastSegT = g.t;
+        lastSegName = g.source;
+        lastSegOffset = g.sourceOffset;
+        if (accepted) {
+            deliver(g.source, g.sourceOffset);
+        }
+    }
+
+    private void deliver(Names.DataFileName source, long offset) {
         viewing = true;
         bodyIndex = 0;
-        bodyWriter = c.name.writer();
-        bodyFile = c.name.name();
-        bodyOffset = c.frameOffset;
+        bodyWriter = source.writer();
+        bodyFile = source.name();
+        bodyOffset = offset;
         long ts = view.timestamp();
         if (ts != lastMicros || lastInstant == null) {
             lastInstant = instant(ts);
@@ -273,48 +359,138 @@ final class LogReader implements MessageStream {
                 : Micros.toInstant(micros);
     }
 
-    /** Opens the next bucket in range; false at the end. */
-    private boolean openNextBucket() throws BagStoreException {
+    /**
+     * Makes progress towards the next frame: a frame of a segment in the view, a bucket directory opened, or the
+     * next piece of the range; false at the end of the read.
+     */
+    private boolean advanceSource() throws BagStoreException {
         closeCursors();
+        long width = log.geometry().widthMicros();
         while (true) {
-            long start;
-            try {
-                start = walker.next();
-            } catch (IOException e) {
-                throw unavailable("listing log '" + log.name() + "'", e);
-            }
-            if (start < 0) {
-                return false;
-            }
-            Path dir = log.bucketDir(start);
-            List<String> names;
-            try {
-                names = fs.list(dir);
-            } catch (NoSuchFileException e) {
-                continue;
-            } catch (IOException e) {
-                throw unavailable("listing bucket " + log.bucketPath(start) + " of log '" + log.name() + "'", e);
-            }
-            boolean sealed = names.contains(Names.LOCK);
-            if (!sealed && !request.includeUnsealed()) {
-                continue;
-            }
-            current = new MergedBucket(start, sealed);
-            bucketsOpened++;
-            List<FileCursor> cursors = sealed ? openSealed(start, dir) : openUnsealed(dir, names);
-            cursors.sort((a, b) -> a.name.compareTo(b.name));
-            for (int i = 0; i < cursors.size(); i++) {
-                cursors.get(i).rank = i;
-            }
-            for (FileCursor c : cursors) {
-                if (c.advance()) {
-                    push(c);
-                } else {
-                    c.close();
+            if (segment != null) {
+                try {
+                    if (segmentInBucket && segment.next()) {
+                        emitSegment();
+                        return true;
+                    }
+                    if (!segment.nextBucket()) {
+                        segment.close();
+                        segment = null;
+                        continue;
+                    }
+                    segmentInBucket = true;
+                    if (segment.bucket.state() != SegmentFile.State.INCLUDED) {
+                        openBucket(segment.bucket.start());
+                        return true;
+                    }
+                    current = new MergedBucket(segment.bucket.start(), true);
+                    bucketsOpened++;
+                    continue;
+                } catch (SegmentReader.Damage d) {
+                    fallBack(d);
+                    continue;
+                } catch (IOException e) {
+                    throw unavailable("reading segment " + segment.name() + " of log '" + log.name() + "'", e);
                 }
             }
-            return true;
+            if (walker != null) {
+                long start;
+                try {
+                    start = walker.next();
+                } catch (IOException e) {
+                    throw unavailable("listing log '" + log.name() + "'", e);
+                }
+                if (start >= 0) {
+                    if (openBucket(start)) {
+                        return true;
+                    }
+                    continue;
+                }
+                walker = null;
+            }
+            if (pieceIndex >= pieces.size()) {
+                return false;
+            }
+            long[] p = pieces.get(pieceIndex++);
+            if (p[2] == 1) {
+                Path file = log.dir().resolve(Compactor.SEGMENTS).resolve(SegmentFile.name(p[3], p[4]));
+                try {
+                    segment = SegmentReader.open(fs, file, width, p[0], p[1], request.leaseNames());
+                    segmentInBucket = false;
+                    lastSegBucket = -1;
+                    continue;
+                } catch (SegmentReader.Damage d) {
+                    LOG.log(System.Logger.Level.WARNING, DAMAGED, SegmentFile.name(p[3], p[4]), log.name(),
+                            d.getMessage(), Micros.toInstant(p[0]), Micros.toInstant(p[1]));
+                } catch (NoSuchFileException e) {
+                    // Listed a moment ago; nothing deletes a published segment, but read the buckets then.
+                } catch (IOException e) {
+                    throw unavailable("opening segment " + file.getFileName() + " of log '" + log.name() + "'", e);
+                }
+            }
+            walker = newWalker(p[0], p[1]);
         }
+    }
+
+    private static final String DAMAGED = "LEASEHOLD-6504 segment {0} of log ''{1}'' is damaged: {2}; the read uses "
+            + "the buckets of [{3}, {4}) instead (restore the segment from a replica, or leave it: the buckets it was "
+            + "made of are kept)";
+
+    /** A segment was found damaged: its range from the damaged bucket on is read from the bucket directories. */
+    private void fallBack(SegmentReader.Damage d) throws BagStoreException {
+        long a = Math.max(from, d.bucket);
+        long b = Math.min(to, segment.segmentTo());
+        LOG.log(System.Logger.Level.WARNING, DAMAGED, segment.name(), log.name(), d.getMessage(), Micros.toInstant(a),
+                Micros.toInstant(b));
+        if (lastSegBucket == d.bucket) {
+            resumeBucket = d.bucket;
+            resumeT = lastSegT;
+            resumeName = lastSegName;
+            resumeOffset = lastSegOffset;
+        }
+        segment.close();
+        segment = null;
+        walker = newWalker(a, b);
+    }
+
+    private BucketWalker newWalker(long a, long b) throws BagStoreException {
+        try {
+            return new BucketWalker(fs, log.dir(), log.geometry().widthMicros(), a, b);
+        } catch (IOException e) {
+            throw unavailable("listing log '" + log.name() + "'", e);
+        }
+    }
+
+    /** Opens bucket {@code start} from its directory; false if there is nothing to read in it. */
+    private boolean openBucket(long start) throws BagStoreException {
+        Path dir = log.bucketDir(start);
+        List<String> names;
+        try {
+            names = fs.list(dir);
+        } catch (NoSuchFileException e) {
+            return false;
+        } catch (IOException e) {
+            throw unavailable("listing bucket " + log.bucketPath(start) + " of log '" + log.name() + "'", e);
+        }
+        boolean sealed = names.contains(Names.LOCK);
+        if (!sealed && !request.includeUnsealed()) {
+            return false;
+        }
+        current = new MergedBucket(start, sealed);
+        bucketsOpened++;
+        List<FileCursor> cursors = sealed ? openSealed(start, dir) : openUnsealed(dir, names);
+        cursors.sort((a, b) -> a.name.compareTo(b.name));
+        for (int i = 0; i < cursors.size(); i++) {
+            cursors.get(i).rank = i;
+        }
+        for (FileCursor c : cursors) {
+            if (c.advance()) {
+                push(c);
+            } else {
+                c.close();
+            }
+        }
+        return true;
     }
 
     private List<FileCursor> openSealed(long start, Path dir) throws BagStoreException {
@@ -413,6 +589,10 @@ final class LogReader implements MessageStream {
         if (!closed) {
             closed = true;
             closeCursors();
+            if (segment != null) {
+                segment.close();
+                segment = null;
+            }
             viewing = false;
             event.end();
             if (event.shouldCommit()) {

@@ -35,4 +35,13 @@ interface StoreHooks {
     /** In the committer, after the batch's bytes were written and forced or closed, before the clock is read. */
     default void afterWrite(String log) {
     }
+
+    /**
+     * In a compaction of the segment of {@code log} starting at {@code from}, at publication step {@code step}:
+     * {@code writing} (after each source bucket's entries were written to the prepared file), {@code prepared} (the
+     * prepared file is complete and forced, not yet linked), {@code linked} (after the link, won or lost, before the
+     * prepared name is unlinked), {@code unlinked}. A crash test blocks here.
+     */
+    default void compactionStep(String log, long from, String step) {
+    }
 }

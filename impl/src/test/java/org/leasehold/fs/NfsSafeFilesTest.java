@@ -100,22 +100,30 @@ class NfsSafeFilesTest {
             assertEquals(5, ch.size(), "a link is the same file");
         }
         files.chmod(prepared, PosixFilePermissions.fromString("r--r--r--"));
+        Path spare = dir.resolve("spare.0123456789abcdef");
+        files.createNew(spare).close();
+        assertTrue(files.unlinkPrepared(spare));
+        assertFalse(files.unlinkPrepared(spare), "already gone");
+        assertThrows(IllegalArgumentException.class, () -> files.unlinkPrepared(dir.resolve("final")),
+                "a published name is never unlinked");
         assertEquals(Set.of("d"), Set.copyOf(files.list(root)));
         assertEquals(Set.of("prepared", "final"), Set.copyOf(files.list(dir)));
 
         assertEquals(List.of(), police.violations());
-        assertEquals(Set.of("LIST", "MKDIR", "CREATE_NEW", "LINK", "OPEN_WRITE", "OPEN_READ", "CHMOD"), police.kinds());
+        assertEquals(Set.of("LIST", "MKDIR", "CREATE_NEW", "LINK", "OPEN_WRITE", "OPEN_READ", "CHMOD", "UNLINK"),
+                police.kinds());
         Map<NfsSafeFiles.Op, Long> expected = new EnumMap<>(NfsSafeFiles.Op.class);
         expected.put(NfsSafeFiles.Op.LIST, 2L);
         expected.put(NfsSafeFiles.Op.MKDIR, 2L);
-        expected.put(NfsSafeFiles.Op.CREATE_NEW, 2L);
+        expected.put(NfsSafeFiles.Op.CREATE_NEW, 3L);
         expected.put(NfsSafeFiles.Op.LINK, 2L);
         expected.put(NfsSafeFiles.Op.OPEN_APPEND, 1L);
         expected.put(NfsSafeFiles.Op.OPEN_STAT, 1L);
         expected.put(NfsSafeFiles.Op.OPEN_READ, 1L);
         expected.put(NfsSafeFiles.Op.CHMOD, 1L);
+        expected.put(NfsSafeFiles.Op.UNLINK, 2L);
         assertEquals(expected, files.counts());
-        assertEquals(12, files.total());
+        assertEquals(15, files.total());
     }
 
     @Test

@@ -45,7 +45,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * and root ignores them.
  *
  * <p>Allowed: list a directory; create a directory; open with exactly {@code {READ}}, {@code {WRITE}} or
- * {@code {CREATE_NEW, WRITE}}; link; set POSIX permissions.
+ * {@code {CREATE_NEW, WRITE}}; link; set POSIX permissions; unlink a prepared file (a name ending in
+ * {@code .<16 hex digits>}, {@link NfsSafeFiles#unlinkPrepared}).
  */
 public final class PolicedFileSystem extends FileSystem {
     private final FileSystem delegate = FileSystems.getDefault();
@@ -298,8 +299,13 @@ public final class PolicedFileSystem extends FileSystem {
         }
 
         @Override
-        public void delete(Path path) {
-            throw forbid("delete", path);
+        public void delete(Path path) throws IOException {
+            // The one unlink the floor allows: a prepared file's (NfsSafeFiles.unlinkPrepared).
+            if (path.getFileName() == null || !NfsSafeFiles.isPreparedName(path.getFileName().toString())) {
+                throw forbid("delete", path);
+            }
+            record("UNLINK", path);
+            real.delete(unwrap(path));
         }
 
         @Override

@@ -26,12 +26,13 @@ import org.leasehold.time.ManualTimeSource;
 /**
  * Invariant 8: the store uses only NFS-safe operations. The whole store (appends in several buckets, group commit,
  * a new data file after a timestamp goes back, late writes, sealing by the metronome and by hand, a successor's
- * sealing of missing buckets, reads of sealed and unsealed buckets, the interval flush policy's re-opens) runs over a
+ * sealing of missing buckets, reads of sealed and unsealed buckets, the interval flush policy's re-opens, compaction
+ * into a segment and reads through it) runs over a
  * file system that records every call and refuses anything outside the allowed list.
  */
 class NfsSafeOperationsTest {
     private static final Set<String> ALLOWED = Set.of("LIST", "MKDIR", "CREATE_NEW", "LINK", "OPEN_WRITE", "OPEN_READ",
-            "CHMOD");
+            "CHMOD", "UNLINK");
 
     @Test
     void theStoreUsesOnlyTheAllowedOperations() throws Exception {
@@ -70,6 +71,14 @@ class NfsSafeOperationsTest {
             other.sealForSuccessor("log", deadline);
             List<String> got = texts(store, ReadRequest.all("log"));
             assertEquals(11, got.size(), got.toString());
+            // Compaction (segments written, linked, prepared files unlinked) and reads through the segment.
+            ReadRequest first = ReadRequest.all("log").underAnyOf(Set.of("acct/1")).between(T0, T0.plusMillis(1));
+            List<String> firstTexts = texts(store, first);
+            time.set(T0.plusSeconds(3_600));
+            assertEquals(1, other.compact("log", Duration.ofSeconds(3)).published().size());
+            assertEquals(got, texts(store, ReadRequest.all("log")));
+            assertEquals(List.of("a0", "b0"), firstTexts);
+            assertEquals(firstTexts, texts(store, first));
         }
         assertEquals(List.of(), fs.violations(), "refused operations");
         Set<String> kinds = fs.kinds();

@@ -33,7 +33,12 @@ import org.leasehold.time.SystemTimeSource;
  *   <li>{@code sealer <root> <lockDir> <log> <millis>}: seals every due bucket again and again;
  *   <li>{@code crash <root> <lockDir> <log> <threads> <tearAfterBatches>}: appends and prints {@code ACK <id>} per
  *       acknowledgement; with a positive {@code tearAfterBatches} it writes only half of that batch, forces it,
- *       prints {@code TORN} and waits to be killed.
+ *       prints {@code TORN} and waits to be killed;
+ *   <li>{@code compact <root> <lockDir> <log> <stopAt|->}: opens a store with the geometry of
+ *       {@link SegmentsRandomizedTest}, prints {@code READY}, waits for a line on its standard input, compacts the log
+ *       and prints {@code DONE <published> <lost> <prepared removed>} and {@code PUBLISHED <name>} per segment; it
+ *       prints {@code STEP <step> <from>} at every publication step, and at the first {@code stopAt} step waits to be
+ *       killed.
  * </ul>
  * Geometry for writer and sealer: 100 ms buckets, 200 ms grace, 50 ms maximum clock error.
  */
@@ -58,6 +63,7 @@ public final class StoreChild {
             case "writer" -> writer(args);
             case "sealer" -> sealer(args);
             case "crash" -> crash(args, out);
+            case "compact" -> compact(args, out);
             default -> throw new IllegalArgumentException("unknown mode " + args[0]);
         }
     }
@@ -207,6 +213,35 @@ public final class StoreChild {
         }
         for (Thread th : ts) {
             th.join();
+        }
+    }
+
+    private static void compact(String[] a, PrintStream out) throws Exception {
+        String stopAt = a[4];
+        StoreHooks hooks = new StoreHooks() {
+            @Override
+            public void compactionStep(String log, long from, String step) {
+                out.println("STEP " + step + " " + from);
+                if (step.equals(stopAt)) {
+                    try {
+                        new CountDownLatch(1).await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+        };
+        try (SystemTimeSource time = new SystemTimeSource("child-timer");
+                FileBagStore store = FileBagStore.open(SegmentsRandomizedTest.config(Paths.get(a[1]), null)
+                        .localLockDir(Paths.get(a[2])).build(), time, hooks)) {
+            out.println("READY");
+            BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+            in.readLine();
+            CompactionReport r = store.compact(a[3]);
+            for (String n : r.published()) {
+                out.println("PUBLISHED " + n);
+            }
+            out.println("DONE " + r.published().size() + " " + r.lost().size() + " " + r.preparedRemoved());
         }
     }
 }

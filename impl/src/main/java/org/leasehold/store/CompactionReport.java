@@ -1,0 +1,25 @@
+package org.leasehold.store;
+
+import java.util.List;
+
+/**
+ * What one {@link FileBagStore#compact} call did to one log.
+ *
+ * @param log             the log
+ * @param published       the segments this call published (file names under {@code <log>/segments/})
+ * @param lost            the segments another compactor published first while this call prepared the same range
+ *                        (this call's prepared file was unlinked)
+ * @param alreadyThere    the segments that were published before this call (their ranges were left alone)
+ * @param buckets         the source buckets listed in the segments this call wrote, sealed or not
+ * @param frames          the frames those segments hold
+ * @param bytes           the bytes written (segments published and lost)
+ * @param preparedRemoved prepared segment files of published ranges unlinked (left by crashed or losing compactors)
+ */
+public record CompactionReport(String log, List<String> published, List<String> lost, int alreadyThere, long buckets,
+        long frames, long bytes, int preparedRemoved) {
+
+    public CompactionReport {
+        published = List.copyOf(published);
+        lost = List.copyOf(lost);
+    }
+}

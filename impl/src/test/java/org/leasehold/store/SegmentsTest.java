@@ -1,0 +1,232 @@
+package org.leasehold.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.leasehold.store.StoreFixture.T0;
+import static org.leasehold.store.StoreFixture.freshDir;
+import static org.leasehold.store.StoreFixture.lease;
+import static org.leasehold.store.StoreFixture.req;
+
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+import org.leasehold.bag.ReadRequest;
+import org.leasehold.bag.UnknownLogException;
+import org.leasehold.fs.NfsSafeFiles;
+import org.leasehold.store.format.SegmentFile;
+import org.leasehold.time.ManualTimeSource;
+
+/**
+ * Segments one at a time: a read by name opens only the index's entries; a damaged entry or a damaged index sends
+ * the read back to the buckets with the same result; a compaction stopped before or after its link leaves a prepared
+ * file that readers ignore and the next run removes; the settings are checked.
+ */
+class SegmentsTest {
+    private static final String LOG = "log";
+
+    /** Five seconds of appends under acct/0..3, one under "rare", every bucket sealed; the clock an hour later. */
+    private static Instant build(FileBagStore store, ManualTimeSource time) throws Exception {
+        for (int i = 0; i < 100; i++) {
+            String n = "acct/" + (i % 4);
+            store.append(req(LOG, List.of(lease(n, 1)), "m" + i, "n" + i));
+            if (i == 57) {
+                store.append(req(LOG, List.of(lease("rare", 1), lease(n, 1)), "rare"));
+            }
+            time.advance(Duration.ofMillis(50));
+        }
+        Instant end = time.now();
+        time.set(end.plusSeconds(1));
+        store.sealThrough(LOG, T0, end.plusMillis(100));
+        time.set(T0.plusSeconds(3_600));
+        return end;
+    }
+
+    private static long lists(FileBagStore s) {
+        return s.stats().fileOps().getOrDefault(NfsSafeFiles.Op.LIST, 0L);
+    }
+
+    private static List<Path> segments(Path root) throws Exception {
+        try (Stream<Path> s = Files.list(root.resolve(LOG).resolve(Compactor.SEGMENTS))) {
+            return s.filter(p -> SegmentFile.parseName(p.getFileName().toString()) != null).sorted().toList();
+        }
+    }
+
+    private static byte[] meta(Path segment) throws Exception {
+        byte[] a = Files.readAllBytes(segment);
+        SegmentFile.Trailer t = SegmentFile.trailer(java.util.Arrays.copyOfRange(a, a.length - SegmentFile.TRAILER,
+                a.length), a.length);
+        return java.util.Arrays.copyOfRange(a, (int) t.indexOffset(), a.length);
+    }
+
+    private static void flip(Path file, long at) throws Exception {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer one = ByteBuffer.allocate(1);
+            ch.read(one, at);
+            one.put(0, (byte) (one.get(0) ^ 0x40)).rewind();
+            ch.write(one, at);
+        }
+    }
+
+    @Test
+    void aReadByNameUsesTheIndexAndADamagedSegmentFallsBackToTheBuckets() throws Exception {
+        Path root = freshDir("segments-damage");
+        ManualTimeSource time = StoreFixture.clock();
+        try (FileBagStore store = FileBagStore.open(SegmentsRandomizedTest.config(root, "w").build(), time)) {
+            build(store, time);
+            ReadRequest all = ReadRequest.all(LOG);
+            ReadRequest rare = all.underAnyOf(Set.of("rare"));
+            SegmentsRandomizedTest.Outcome allBefore = SegmentsRandomizedTest.read(store, all);
+            SegmentsRandomizedTest.Outcome rareBefore = SegmentsRandomizedTest.read(store, rare);
+            assertEquals(1, rareBefore.messages().size());
+            long l0 = lists(store);
+            SegmentsRandomizedTest.read(store, all);
+            long bucketLists = lists(store) - l0;
+
+            CompactionReport r = store.compact(LOG);
+            assertEquals(6, r.published().size(), r.toString());
+            long l1 = lists(store);
+            SegmentsRandomizedTest.assertSame(allBefore, SegmentsRandomizedTest.read(store, all), "compacted");
+            long segmentLists = lists(store) - l1;
+            // The segments directory, and the walks before the first segment and after the last (six levels each).
+            assertTrue(segmentLists <= 13 && bucketLists > 51, "a read lists " + segmentLists + " directories "
+                    + "instead of " + bucketLists);
+            l1 = lists(store);
+            SegmentsRandomizedTest.assertSame(rareBefore, SegmentsRandomizedTest.read(store, rare), "by name");
+            long rareLists = lists(store) - l1;
+
+            // Damage, in every segment with entries, the first, which does not name "rare": a read by name never
+            // reads it.
+            for (Path seg : segments(root)) {
+                if (Files.size(seg) - meta(seg).length == SegmentFile.HEADER) {
+                    continue;
+                }
+                long[] rareEntries = SegmentFile.entriesNaming(meta(seg), Set.of("rare"));
+                assertTrue(rareEntries.length == 0 || rareEntries[0] > SegmentFile.HEADER, "rare is not first");
+                flip(seg, SegmentFile.HEADER + SegmentFile.ENTRY_HEADER + 30);
+            }
+            l1 = lists(store);
+            SegmentsRandomizedTest.assertSame(rareBefore, SegmentsRandomizedTest.read(store, rare), "by name, damaged");
+            assertEquals(rareLists, lists(store) - l1, "the read by name used the segments, not the buckets");
+            l1 = lists(store);
+            SegmentsRandomizedTest.assertSame(allBefore, SegmentsRandomizedTest.read(store, all), "damaged entries");
+            assertTrue(lists(store) - l1 > segmentLists, "the damaged segments were replaced by their buckets");
+            for (int i = 0; i < 5; i++) {
+                Instant a = T0.plusMillis(300 + 900 * i);
+                ReadRequest part = all.between(a, a.plusMillis(1_700));
+                SegmentsRandomizedTest.Outcome expected = new SegmentsRandomizedTest.Outcome(allBefore.messages()
+                        .stream().filter(m -> !m.timestamp().isBefore(a) && m.timestamp().isBefore(a.plusMillis(1_700)))
+                        .toList(), List.of(), null);
+                SegmentsRandomizedTest.assertSame(expected, SegmentsRandomizedTest.read(store, part), "range " + a);
+            }
+
+            // A damaged index: the whole segment is replaced by its buckets.
+            Path seg = segments(root).get(2);
+            long size = Files.size(seg);
+            flip(seg, size - SegmentFile.TRAILER - 3);
+            assertTrue(SegmentReader.verify(new NfsSafeFiles(), seg) != null);
+            SegmentsRandomizedTest.assertSame(allBefore, SegmentsRandomizedTest.read(store, all), "damaged index");
+            SegmentsRandomizedTest.assertSame(rareBefore, SegmentsRandomizedTest.read(store, rare), "damaged index");
+        }
+    }
+
+    /** Hooks that fail the compaction at one publication step, as a crash there would stop it. */
+    private static final class StopAt implements StoreHooks {
+        private final String step;
+
+        StopAt(String step) {
+            this.step = step;
+        }
+
+        @Override
+        public void compactionStep(String log, long from, String s) {
+            if (s.equals(step)) {
+                throw new IllegalStateException("stopped at " + s);
+            }
+        }
+    }
+
+    @Test
+    void aStoppedCompactionLeavesAPreparedFileThatReadersIgnoreAndTheNextRunRemoves() throws Exception {
+        for (String step : List.of("prepared", "linked")) {
+            Path root = freshDir("segments-stopped-" + step);
+            ManualTimeSource time = StoreFixture.clock();
+            try (FileBagStore store = FileBagStore.open(SegmentsRandomizedTest.config(root, "w").build(), time,
+                    new StopAt(step))) {
+                build(store, time);
+                SegmentsRandomizedTest.Outcome before = SegmentsRandomizedTest.read(store, ReadRequest.all(LOG));
+                assertThrows(IllegalStateException.class, () -> store.compact(LOG));
+                List<String> names = new ArrayList<>();
+                try (Stream<Path> s = Files.list(root.resolve(LOG).resolve(Compactor.SEGMENTS))) {
+                    s.forEach(p -> names.add(p.getFileName().toString()));
+                }
+                assertEquals(step.equals("linked") ? 2 : 1, names.size(), names.toString());
+                assertTrue(names.stream().anyMatch(NfsSafeFiles::isPreparedName), names.toString());
+                SegmentsRandomizedTest.assertSame(before, SegmentsRandomizedTest.read(store, ReadRequest.all(LOG)),
+                        step);
+            }
+            try (FileBagStore store = FileBagStore.open(SegmentsRandomizedTest.config(root, "w2").build(), time)) {
+                SegmentsRandomizedTest.Outcome before = SegmentsRandomizedTest.read(store, ReadRequest.all(LOG));
+                CompactionReport r = store.compact(LOG);
+                assertEquals(1, r.preparedRemoved(), r.toString());
+                assertEquals(step.equals("linked") ? 5 : 6, r.published().size(), r.toString());
+                assertEquals(step.equals("linked") ? 1 : 0, r.alreadyThere(), r.toString());
+                SegmentsRandomizedTest.assertSame(before, SegmentsRandomizedTest.read(store, ReadRequest.all(LOG)),
+                        step);
+                CompactionReport again = store.compact(LOG);
+                assertEquals(List.of(), again.published());
+                assertEquals(0, again.preparedRemoved());
+                assertEquals(6, again.alreadyThere());
+            }
+        }
+    }
+
+    @Test
+    void onlyBucketsPastTheHorizonAreCompacted() throws Exception {
+        Path root = freshDir("segments-horizon");
+        ManualTimeSource time = StoreFixture.clock();
+        try (FileBagStore store = FileBagStore.open(SegmentsRandomizedTest.config(root, "w").build(), time)) {
+            Instant end = build(store, time);
+            time.set(end.plusSeconds(1));
+            // The horizon reaches back to the start of the log's third second: two segments.
+            CompactionReport r = store.compact(LOG, Duration.between(T0.plusSeconds(2), end.plusSeconds(1)));
+            assertEquals(2, r.published().size(), r.toString());
+            assertFalse(r.published().contains(SegmentFile.name(
+                    org.leasehold.time.Micros.of(T0.plusSeconds(2)), org.leasehold.time.Micros.of(T0.plusSeconds(3)))));
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> store.compact(LOG, Duration.ofMillis(250)));
+            assertTrue(e.getMessage().startsWith("horizon is PT0.25S; use more than log 'log''s grace plus clock error"),
+                    e.getMessage());
+            assertThrows(UnknownLogException.class, () -> store.compact("nothing-here"));
+        }
+    }
+
+    @Test
+    void theSettingsAreChecked() {
+        Path root = Path.of("target");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> BagStoreConfig.builder(root)
+                .compactionHorizon(Duration.ofSeconds(2)).build());
+        assertEquals("compactionHorizon is PT2S; use more than grace plus maxClockError (PT2.5S): a bucket younger "
+                + "than that may still be written to or sealed", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> BagStoreConfig.builder(root)
+                .segmentSpan(Duration.ofMinutes(7)).build());
+        assertEquals("segmentSpan is PT7M; use whole microseconds that divide a day evenly (for example 10 min, 1 h or "
+                + "1 day)", e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> BagStoreConfig.builder(root).segmentSpan(Duration.ZERO)
+                .build());
+        BagStoreConfig d = BagStoreConfig.defaults(root);
+        assertEquals(Duration.ofHours(1), d.compactionHorizon());
+        assertEquals(Duration.ofHours(1), d.segmentSpan());
+    }
+}

@@ -25,8 +25,8 @@ import org.leasehold.time.TimeSource;
 
 /**
  * The single writer of one log for one writer identity, with group commit: appending threads queue encoded frames;
- * one committer thread takes everything queued, plans it into segments (per bucket and data file), has
- * {@link SegmentWriter} write them with one gathering write per data file and force (or close) once, then reads the
+ * one committer thread takes everything queued, plans it into file runs (per bucket and data file), has
+ * {@link FileRunWriter} write them with one gathering write per data file and force (or close) once, then reads the
  * clock and has {@link LatenessCheck} decide every frame's outcome. The data files themselves are {@link DataFiles}'.
  *
  * <p>Within a data file, frame timestamps never decrease (readers merge files in timestamp order): the store bumps
@@ -47,7 +47,7 @@ final class Appender {
     private final AppendCounters counters = new AppendCounters();
     private final LatenessCheck check;
     private final DataFiles files;
-    private final SegmentWriter writer;
+    private final FileRunWriter writer;
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition wake = lock.newCondition();
@@ -78,7 +78,7 @@ final class Appender {
         this.maxQueuedBytes = ctx.config().maxQueuedBytes();
         this.check = new LatenessCheck(ctx, log, counters);
         this.files = new DataFiles(ctx, log, check, listener, counters);
-        this.writer = new SegmentWriter(ctx, log, files, counters);
+        this.writer = new FileRunWriter(ctx, log, files, counters);
         this.acks = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "leasehold-bag-" + log.name() + "-acks");
             t.setDaemon(true);
@@ -262,20 +262,20 @@ final class Appender {
         for (PendingAppend p : batch) {
             groups.computeIfAbsent(p.bucket, k -> new ArrayList<>()).add(p);
         }
-        List<Segment> segments = new ArrayList<>();
+        List<FileRun> fileRuns = new ArrayList<>();
         Map<Long, Map<String, Long>> sizesBefore = new HashMap<>();
         for (Map.Entry<Long, List<PendingAppend>> e : groups.entrySet()) {
-            plan(e.getKey(), e.getValue(), segments, sizesBefore);
+            plan(e.getKey(), e.getValue(), fileRuns, sizesBefore);
         }
-        if (segments.isEmpty()) {
+        if (fileRuns.isEmpty()) {
             deliver(batch);
             return;
         }
-        writer.write(segments);
+        writer.write(fileRuns);
         files.closeRetired();
         hooks.afterWrite(log.name());
         long now = time.nowMicros();
-        check.decide(segments, sizesBefore, now);
+        check.decide(fileRuns, sizesBefore, now);
         files.closeDue(now);
         check.forgetDue(now);
         deliver(batch);
@@ -313,26 +313,26 @@ final class Appender {
         }
     }
 
-    /** Gate, data file and segments for one bucket's frames; frames that cannot be written are failed here. */
-    private void plan(long bucket, List<PendingAppend> ps, List<Segment> segments,
+    /** Gate, data file and file runs for one bucket's frames; frames that cannot be written are failed here. */
+    private void plan(long bucket, List<PendingAppend> ps, List<FileRun> fileRuns,
             Map<Long, Map<String, Long>> sizesBefore) {
         int assigned = 0;
         try {
             check.gate(bucket);
             DataFile f = files.fileFor(bucket);
             hooks.beforeWrite(log.name(), bucket);
-            Segment seg = null;
+            FileRun fileRun = null;
             for (PendingAppend p : ps) {
                 if (p.t < f.plannedLastT) {
                     f = files.next(f);
-                    seg = null;
+                    fileRun = null;
                 }
-                if (seg == null) {
-                    seg = new Segment(f);
-                    segments.add(seg);
+                if (fileRun == null) {
+                    fileRun = new FileRun(f);
+                    fileRuns.add(fileRun);
                     sizesBefore.computeIfAbsent(bucket, k -> new HashMap<>()).putIfAbsent(f.name, f.size);
                 }
-                seg.items.add(p);
+                fileRun.items.add(p);
                 f.plannedLastT = p.t;
                 assigned++;
             }

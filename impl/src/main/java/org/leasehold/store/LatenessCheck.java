@@ -114,9 +114,9 @@ final class LatenessCheck {
      *
      * @param sizesBefore per bucket, this writer's data files at their sizes before the batch (for helping seal)
      */
-    void decide(List<Segment> segments, Map<Long, Map<String, Long>> sizesBefore, long now) {
+    void decide(List<FileRun> fileRuns, Map<Long, Map<String, Long>> sizesBefore, long now) {
         Map<Long, List<PendingAppend>> candidates = new LinkedHashMap<>();
-        for (Segment s : segments) {
+        for (FileRun s : fileRuns) {
             for (PendingAppend p : s.items) {
                 boolean complete = !p.frame.hasRemaining();
                 if (s.writeError != null && !complete) {

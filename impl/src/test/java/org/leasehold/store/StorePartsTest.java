@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
  */
 class StorePartsTest {
     private static final List<Class<?>> PARTS = List.of(Appender.class, LatenessCheck.class, DataFiles.class,
-            SegmentWriter.class, Metronome.class, LogReader.class, FileCursor.class, Sealer.class, BucketWalker.class);
+            FileRunWriter.class, Metronome.class, LogReader.class, FileCursor.class, Sealer.class, BucketWalker.class);
 
     @Test
     void noPartHoldsOrReceivesTheStore() {

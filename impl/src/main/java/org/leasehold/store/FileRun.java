@@ -5,13 +5,13 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** The frames of one batch going to one data file, in order, and what went wrong writing or flushing them. */
-final class Segment {
+final class FileRun {
     final DataFile file;
     final List<PendingAppend> items = new ArrayList<>();
     IOException writeError;
     IOException flushError;
 
-    Segment(DataFile file) {
+    FileRun(DataFile file) {
         this.file = file;
     }
 }

@@ -10,18 +10,18 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Writes a batch's segments, one gathering write per segment at its file's size, then makes each touched data file
- * durable once as the flush policy says (force, or close and force later, or close); records in each segment what
- * failed. Committer thread only.
+ * Writes a batch's file runs (its frames grouped per data file, {@link FileRun}), one gathering write per run at its
+ * file's size, then makes each touched data file durable once as the flush policy says (force, or close and force
+ * later, or close); records in each run what failed. Committer thread only.
  */
-final class SegmentWriter {
+final class FileRunWriter {
     private final LogHandle log;
     private final FlushPolicy policy;
     private final StoreHooks hooks;
     private final DataFiles files;
     private final AppendCounters counters;
 
-    SegmentWriter(StoreContext ctx, LogHandle log, DataFiles files, AppendCounters counters) {
+    FileRunWriter(StoreContext ctx, LogHandle log, DataFiles files, AppendCounters counters) {
         this.log = log;
         this.policy = ctx.config().flushPolicy();
         this.hooks = ctx.hooks();
@@ -29,13 +29,13 @@ final class SegmentWriter {
         this.counters = counters;
     }
 
-    /** Writes, then flushes, every segment; places each frame (file and offset) as it goes. */
-    void write(List<Segment> segments) {
-        for (Segment s : segments) {
+    /** Writes, then flushes, every file run; places each frame (file and offset) as it goes. */
+    void write(List<FileRun> fileRuns) {
+        for (FileRun s : fileRuns) {
             writeSegment(s);
         }
         Set<DataFile> touched = new LinkedHashSet<>();
-        for (Segment s : segments) {
+        for (FileRun s : fileRuns) {
             touched.add(s.file);
         }
         Map<DataFile, IOException> flushErrors = new HashMap<>();
@@ -50,12 +50,12 @@ final class SegmentWriter {
                 f.closeQuietly();
             }
         }
-        for (Segment s : segments) {
+        for (FileRun s : fileRuns) {
             s.flushError = flushErrors.get(s.file);
         }
     }
 
-    private void writeSegment(Segment s) {
+    private void writeSegment(FileRun s) {
         DataFile f = s.file;
         ByteBuffer[] bufs = new ByteBuffer[s.items.size()];
         long pos = f.size;

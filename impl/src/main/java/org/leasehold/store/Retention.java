@@ -71,8 +71,9 @@ final class Retention {
     }
 
     /**
-     * Marks the segments of {@code log} first seen published now, and removes the buckets of those marked long enough
-     * ago; {@code now} is this store's clock, read after nothing yet. Returns how many buckets were emptied.
+     * Marks the segments of {@code log} seen published for the first time, and removes the buckets of those marked
+     * long enough ago; {@code clock} is this store's, read once, after listing the segments. Returns how many buckets
+     * were emptied.
      *
      * @throws StoreUnavailableException the file system failed; run the compaction again
      */

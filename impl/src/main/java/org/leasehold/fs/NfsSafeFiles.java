@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * The only way Leasehold touches a shared file system (the bag store, the adapter's journal and ownership files, time
  * marks): the operations that behave unsurprisingly on NFS (close-to-open consistency) and on any POSIX mount, and
- * nothing else. No rename, move, copy, replace or truncate, and no delete but the unlink of a prepared file; no
+ * nothing else. No rename, move, copy, replace or truncate, and no delete but the unlink of a prepared file or of a
+ * retired bucket's file; no
  * existence check other than listing the parent directory (which revalidates NFS's cached directory entries) or
  * trying to create.
  *
@@ -31,7 +32,8 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>{@link #openAndSize} (open, then the size of the open file);
  *   <li>{@link #openForRead};
  *   <li>{@link #chmod};
- *   <li>{@link #unlinkPrepared} a prepared file that no reader opens (a name ending in {@code .<16 hex digits>}).
+ *   <li>{@link #unlinkPrepared} a prepared file that no reader opens (a name ending in {@code .<16 hex digits>});
+ *   <li>{@link #unlinkBucketFile} a file of a bucket directory whose messages a published segment holds (retention).
  * </ol>
  *
  * <p>Works on {@link Path}s of any provider, so tests can record and police every call. Counts operations by kind.
@@ -40,7 +42,7 @@ import java.util.concurrent.atomic.LongAdder;
 public final class NfsSafeFiles {
 
     /** The operations, as counted. */
-    public enum Op { LIST, MKDIR, CREATE_NEW, LINK, OPEN_APPEND, OPEN_STAT, OPEN_READ, CHMOD, UNLINK }
+    public enum Op { LIST, MKDIR, CREATE_NEW, LINK, OPEN_APPEND, OPEN_STAT, OPEN_READ, CHMOD, UNLINK, UNLINK_BUCKET }
 
     private final Map<Op, LongAdder> counts = new EnumMap<>(Op.class);
 
@@ -145,6 +147,89 @@ public final class NfsSafeFiles {
         } catch (java.nio.file.NoSuchFileException e) {
             return false;
         }
+    }
+
+    /**
+     * Unlinks {@code file}, a file of a bucket directory ({@code <ss>.<uuuuuu>}): a data file
+     * ({@code <writer>.<n>.data}), {@code prelock}, {@code lock} or a prepared lock file
+     * ({@code lock.<sealer>.<16 hex digits>}); returns false if it was already gone. Only the bag store's retention
+     * calls it, for a sealed bucket that a published segment holds, verified, after the retention delay (see
+     * ARCHITECTURE.md, "Retention"). Safe on NFS: the directory is not removed; a reader that opened the file before
+     * keeps reading it (POSIX keeps an open file's data; an NFS client renames a file it has open instead of removing
+     * it); a reader that lists or opens afterwards finds the name gone and reads the segment; a retried
+     * {@code REMOVE} that finds the name gone is the same outcome.
+     *
+     * @throws IllegalArgumentException if the name is not one of a bucket's files, or its directory not a bucket's
+     */
+    public boolean unlinkBucketFile(Path file) throws IOException {
+        Path parent = file.getParent();
+        if (parent == null || parent.getFileName() == null || !isBucketDirName(parent.getFileName().toString())
+                || !isBucketFileName(file.getFileName().toString())) {
+            throw new IllegalArgumentException("only a bucket's data file, prelock, lock or prepared lock file, in a "
+                    + "bucket directory (<ss>.<uuuuuu>), may be unlinked by retention; refused for " + file);
+        }
+        counts.get(Op.UNLINK_BUCKET).increment();
+        try {
+            Files.delete(file);
+            return true;
+        } catch (java.nio.file.NoSuchFileException e) {
+            return false;
+        }
+    }
+
+    /** Whether {@code name} is a bucket directory's: two digits, a dot, six digits. */
+    public static boolean isBucketDirName(String name) {
+        if (name.length() != 9 || name.charAt(2) != '.') {
+            return false;
+        }
+        for (int i = 0; i < 9; i++) {
+            char c = name.charAt(i);
+            if (i != 2 && (c < '0' || c > '9')) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Whether {@code name} is one of a bucket's files: {@code prelock}, {@code lock}, {@code lock.<id>.<16 hex>} or
+     * {@code <writer>.<n>.data} (writer of letters, digits, {@code -} and {@code _}; {@code n} decimal).
+     */
+    public static boolean isBucketFileName(String name) {
+        if (name.equals("prelock") || name.equals("lock")) {
+            return true;
+        }
+        if (name.startsWith("lock.")) {
+            return isPreparedName(name) && name.length() > 5 + 17 && idChars(name, 5, name.length() - 17);
+        }
+        if (!name.endsWith(".data")) {
+            return false;
+        }
+        int end = name.length() - 5;
+        int dot = name.lastIndexOf('.', end - 1);
+        if (dot <= 0 || dot == end - 1 || !idChars(name, 0, dot)) {
+            return false;
+        }
+        for (int i = dot + 1; i < end; i++) {
+            char c = name.charAt(i);
+            if (c < '0' || c > '9') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean idChars(String s, int from, int to) {
+        if (from >= to) {
+            return false;
+        }
+        for (int i = from; i < to; i++) {
+            char c = s.charAt(i);
+            if (!(Character.isLetterOrDigit(c) && c < 128 || c == '-' || c == '_')) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Whether {@code name} is a prepared file's: it ends in a dot and 16 lowercase hex digits. */

@@ -35,11 +35,17 @@ import org.leasehold.config.Check;
  *                          segment; default 1 h; must exceed grace plus maxClockError
  * @param segmentSpan       the time range of one segment (segments start at multiples of it since the epoch, rounded
  *                          up to a multiple of the log's bucket width); divides a day; default 1 h
+ * @param removeCompactedBuckets whether {@link FileBagStore#compact} removes the files of buckets a published,
+ *                          verified segment holds, once {@code retentionDelay} has passed since the segment was first
+ *                          seen published; default false (nothing is removed)
+ * @param retentionDelay    how long after a segment was first seen published its buckets' files may be removed:
+ *                          longer than any read may take; default 1 h; 1 s to 365 days
  */
 public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Duration maxClockError,
         FlushPolicy flushPolicy, int maxPayloadBytes, int maxFrameBytes, int maxBatchBytes, long maxQueuedBytes,
         Duration maxLeaseDuration, String writerId, String host, Path localLockDir, boolean metronome,
-        Duration metronomeLookback, Duration compactionHorizon, Duration segmentSpan) {
+        Duration metronomeLookback, Duration compactionHorizon, Duration segmentSpan, boolean removeCompactedBuckets,
+        Duration retentionDelay) {
 
     /** The largest frame any configuration may allow (the format's length field is checked against it on read). */
     public static final int FRAME_LIMIT = 256 << 20;
@@ -77,6 +83,8 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
         b.metronomeLookback = metronomeLookback;
         b.compactionHorizon = compactionHorizon;
         b.segmentSpan = segmentSpan;
+        b.removeCompactedBuckets = removeCompactedBuckets;
+        b.retentionDelay = retentionDelay;
         return b;
     }
 
@@ -122,6 +130,11 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
             throw Check.invalid("segmentSpan", segmentSpan,
                     "use whole microseconds that divide a day evenly (for example 10 min, 1 h or 1 day)");
         }
+        Check.positive("retentionDelay", retentionDelay);
+        if (retentionDelay.compareTo(Duration.ofSeconds(1)) < 0 || retentionDelay.compareTo(Duration.ofDays(365)) > 0) {
+            throw Check.invalid("retentionDelay", retentionDelay, "use 1 s to 365 days, longer than any read may take "
+                    + "(a read that listed the segments before one was published may open its buckets until then)");
+        }
         if (writerId != null) {
             String problem = Names.writerIdProblem(writerId);
             if (problem != null) {
@@ -153,6 +166,8 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
         private Duration metronomeLookback = Duration.ofMinutes(1);
         private Duration compactionHorizon = Duration.ofHours(1);
         private Duration segmentSpan = Duration.ofHours(1);
+        private boolean removeCompactedBuckets;
+        private Duration retentionDelay = Duration.ofHours(1);
 
         private Builder(Path root) {
             this.root = root;
@@ -238,11 +253,22 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
             return this;
         }
 
+        public Builder removeCompactedBuckets(boolean v) {
+            removeCompactedBuckets = v;
+            return this;
+        }
+
+        public Builder retentionDelay(Duration v) {
+            retentionDelay = v;
+            return this;
+        }
+
         /** The configuration, validated. */
         public BagStoreConfig build() {
             return new BagStoreConfig(root, bucketWidth, grace, maxClockError, flushPolicy, maxPayloadBytes,
                     maxFrameBytes, maxBatchBytes, maxQueuedBytes, maxLeaseDuration, writerId, host, localLockDir,
-                    metronome, metronomeLookback, compactionHorizon, segmentSpan).validate();
+                    metronome, metronomeLookback, compactionHorizon, segmentSpan, removeCompactedBuckets,
+                    retentionDelay).validate();
         }
     }
 }

@@ -14,12 +14,19 @@ import java.util.List;
  * @param frames          the frames those segments hold
  * @param bytes           the bytes written (segments published and lost)
  * @param preparedRemoved prepared segment files of published ranges unlinked (left by crashed or losing compactors)
+ * @param bucketsRemoved  buckets whose files this call removed because a published, verified segment holds them
+ *                        ({@link BagStoreConfig#removeCompactedBuckets()}); always 0 when that is off
  */
 public record CompactionReport(String log, List<String> published, List<String> lost, int alreadyThere, long buckets,
-        long frames, long bytes, int preparedRemoved) {
+        long frames, long bytes, int preparedRemoved, int bucketsRemoved) {
 
     public CompactionReport {
         published = List.copyOf(published);
         lost = List.copyOf(lost);
+    }
+
+    /** This report with {@code n} buckets removed. */
+    CompactionReport withBucketsRemoved(int n) {
+        return new CompactionReport(log, published, lost, alreadyThere, buckets, frames, bytes, preparedRemoved, n);
     }
 }

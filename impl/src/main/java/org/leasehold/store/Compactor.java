@@ -36,7 +36,8 @@ import org.leasehold.store.format.SegmentFile;
  * ({@code <from>-<to>.segment.<writer>.<16 hex>}), forced, and {@code link(2)}ed to {@code <from>-<to>.segment}; the
  * first link wins, a loser verifies the winner's checksums and unlinks its own prepared file. A run unlinks the
  * prepared files of every range that is published (those of crashed or losing compactors). Any process may run it;
- * running it again over published ranges changes nothing. Nothing else is ever deleted.
+ * running it again over published ranges changes nothing. Nothing else is deleted here ({@link Retention} removes
+ * buckets when configured to).
  */
 final class Compactor {
     private static final System.Logger LOG = System.getLogger(Compactor.class.getName());
@@ -117,7 +118,8 @@ final class Compactor {
             throw unavailable(log, "compacting", e);
         }
         int removed = removePrepared(log, segDir);
-        return new CompactionReport(log.name(), published, lost, before, totals[0], totals[1], totals[2], removed);
+        return new CompactionReport(log.name(), published, lost, before, totals[0], totals[1], totals[2], removed,
+                0);
     }
 
     /** Unlinks the prepared files of every published range; returns how many. */

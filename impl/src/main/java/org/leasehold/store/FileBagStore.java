@@ -566,9 +566,14 @@ public final class FileBagStore implements BagStore {
      * {@code segmentSpan} (docs/FORMAT.md, "Segment file"), and publishes each by linking it into place, so that reads
      * of those ranges open one file instead of a directory per bucket. Only sealed buckets that read without any
      * problem are copied; the others stay listed in the segment as read from their directories, so every read returns
-     * exactly what it returned before. Nothing is deleted. The store never compacts by itself: call this (from any
-     * process, as often as wanted; ranges already published are left alone, and two compactors racing publish one
-     * segment per range).
+     * exactly what it returned before. The store never compacts by itself: call this (from any process, as often as
+     * wanted; ranges already published are left alone, and two compactors racing publish one segment per range).
+     *
+     * <p>With {@link BagStoreConfig#removeCompactedBuckets() removeCompactedBuckets} (off by default), it then
+     * retires buckets: it marks each published segment the first time it sees it, and once
+     * {@link BagStoreConfig#retentionDelay() retentionDelay} plus the log's clock error has passed since the mark, it
+     * verifies the whole segment and unlinks the files of the buckets it holds whose lock files agree with it. Reads
+     * return the same messages from the segment. Otherwise nothing is deleted.
      *
      * @throws IllegalArgumentException  the horizon is not longer than the log's grace plus its clock error
      * @throws UnknownLogException       the log does not exist
@@ -584,8 +589,12 @@ public final class FileBagStore implements BagStore {
             throw Check.invalid("horizon", horizon, "use more than log '" + log + "''s grace plus clock error ("
                     + Duration.ofNanos(min * 1_000L) + "): a younger bucket may still be written to or sealed");
         }
-        return new Compactor(context).compact(h, time.nowMicros() - Micros.of(horizon),
+        CompactionReport r = new Compactor(context).compact(h, time.nowMicros() - Micros.of(horizon),
                 Micros.of(config.segmentSpan()));
+        if (!config.removeCompactedBuckets()) {
+            return r;
+        }
+        return r.withBucketsRemoved(new Retention(context).run(h, time::nowMicros));
     }
 
     // ---------------------------------------------------------------------------------------------------- close

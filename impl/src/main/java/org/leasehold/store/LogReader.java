@@ -43,6 +43,7 @@ final class LogReader implements MessageStream {
 
     private final NfsSafeFiles fs;
     private final Sealer sealer;
+    private final StoreHooks hooks;
     private final LogHandle log;
     private final ReadRequest request;
     private final long from;
@@ -51,6 +52,9 @@ final class LogReader implements MessageStream {
     private int pieceIndex;
     /** The walk of the current piece read from bucket directories, or null. */
     private BucketWalker walker;
+    /** The end of the current walk's piece; the last bucket whose files were found gone and retried from a segment. */
+    private long walkerTo;
+    private long retried = Long.MIN_VALUE;
     /** The current piece's segment, or null; whether its current bucket's frames are being read. */
     private SegmentReader segment;
     private boolean segmentInBucket;
@@ -88,6 +92,7 @@ final class LogReader implements MessageStream {
         event.begin();
         this.fs = ctx.files();
         this.sealer = ctx.sealer();
+        this.hooks = ctx.hooks();
         this.log = log;
         this.request = request;
         this.from = request.from() == null ? LogGeometry.MIN_MICROS : Micros.of(request.from());
@@ -433,8 +438,8 @@ final class LogReader implements MessageStream {
     }
 
     private static final String DAMAGED = "LEASEHOLD-6504 segment {0} of log ''{1}'' is damaged: {2}; the read uses "
-            + "the buckets of [{3}, {4}) instead (restore the segment from a replica, or leave it: the buckets it was "
-            + "made of are kept)";
+            + "the buckets of [{3}, {4}) instead (restore the segment from a replica; the buckets it was made of are "
+            + "kept unless retention removed them, and then their messages are missing from this read)";
 
     /** A segment was found damaged: its range from the damaged bucket on is read from the bucket directories. */
     private void fallBack(SegmentReader.Damage d) throws BagStoreException {
@@ -454,6 +459,7 @@ final class LogReader implements MessageStream {
     }
 
     private BucketWalker newWalker(long a, long b) throws BagStoreException {
+        walkerTo = b;
         try {
             return new BucketWalker(fs, log.dir(), log.geometry().widthMicros(), a, b);
         } catch (IOException e) {
@@ -461,24 +467,36 @@ final class LogReader implements MessageStream {
         }
     }
 
-    /** Opens bucket {@code start} from its directory; false if there is nothing to read in it. */
+    /**
+     * Opens bucket {@code start} from its directory; false if there is nothing to read in it, or if, in a piece read
+     * from bucket directories, its files were found gone and the bucket is read from a segment published since
+     * (see {@link #retryFromSegment}).
+     */
     private boolean openBucket(long start) throws BagStoreException {
         Path dir = log.bucketDir(start);
         List<String> names;
         try {
             names = fs.list(dir);
         } catch (NoSuchFileException e) {
+            retryFromSegment(start);
             return false;
         } catch (IOException e) {
             throw unavailable("listing bucket " + log.bucketPath(start) + " of log '" + log.name() + "'", e);
         }
+        hooks.bucketListed(log.name(), start);
         boolean sealed = names.contains(Names.LOCK);
+        if (!sealed && names.stream().noneMatch(Names::isDataFile) && retryFromSegment(start)) {
+            return false;
+        }
         if (!sealed && !request.includeUnsealed()) {
             return false;
         }
         current = new MergedBucket(start, sealed);
-        bucketsOpened++;
         List<FileCursor> cursors = sealed ? openSealed(start, dir) : openUnsealed(dir, names);
+        if (cursors == null) {
+            return false;
+        }
+        bucketsOpened++;
         cursors.sort((a, b) -> a.name.compareTo(b.name));
         for (int i = 0; i < cursors.size(); i++) {
             cursors.get(i).rank = i;
@@ -493,10 +511,17 @@ final class LogReader implements MessageStream {
         return true;
     }
 
+    /** The cursors of sealed bucket {@code start}, or null if its files were gone and it is retried from a segment. */
     private List<FileCursor> openSealed(long start, Path dir) throws BagStoreException {
         LockFile lf;
         try {
             lf = sealer.readLock(log, start);
+        } catch (NoSuchFileException e) {
+            if (retryFromSegment(start)) {
+                return null;
+            }
+            throw unavailable("reading the lock file of bucket " + log.bucketPath(start) + " of log '" + log.name()
+                    + "'", e);
         } catch (IOException e) {
             throw unavailable("reading the lock file of bucket " + log.bucketPath(start) + " of log '" + log.name() + "'",
                     e);
@@ -518,6 +543,12 @@ final class LogReader implements MessageStream {
                 try {
                     ch = fs.openForRead(dir.resolve(e.name()));
                 } catch (NoSuchFileException ex) {
+                    if (retryFromSegment(start)) {
+                        for (FileCursor c : cursors) {
+                            c.close();
+                        }
+                        return null;
+                    }
                     throw new CorruptRecordException(log.name(), current.path, e.name(), 0, "data file " + e.name()
                             + " of bucket " + current.path + " of log '" + log.name() + "' is listed in the lock file ("
                             + e.size() + " bytes) but does not exist: it was deleted or renamed; restore it from a "
@@ -560,6 +591,44 @@ final class LogReader implements MessageStream {
             }
         }
         return cursors;
+    }
+
+    /**
+     * Bucket {@code start}'s files are gone (its directory, lock file or a listed data file; or it has neither a lock
+     * file nor data files) while it is read from bucket directories: retention may have removed them after this read
+     * listed the segments. Lists the segments again and, if a published one covers the bucket, reads the rest of this
+     * piece from it, from this bucket on (nothing of the bucket was delivered yet), and the remainder after it from
+     * directories again. False, changing nothing, if no segment covers it, when reading a segment's bucket from its
+     * directory, or for a bucket already retried (a segment that turned out damaged).
+     */
+    private boolean retryFromSegment(long start) throws BagStoreException {
+        if (segment != null || walker == null || start <= retried) {
+            return false;
+        }
+        List<String> names;
+        try {
+            names = fs.list(log.dir().resolve(Compactor.SEGMENTS));
+        } catch (NoSuchFileException | java.nio.file.NotDirectoryException e) {
+            return false;
+        } catch (IOException e) {
+            throw unavailable("listing the segments of log '" + log.name() + "'", e);
+        }
+        for (long[] r : SegmentChoice.published(names, log.geometry().widthMicros())) {
+            if (r[0] <= start && start < r[1]) {
+                retried = start;
+                long end = walkerTo;
+                pieces.add(pieceIndex, new long[] {start, Math.min(r[1], end), 1, r[0], r[1]});
+                if (r[1] < end) {
+                    pieces.add(pieceIndex + 1, new long[] {r[1], end, 0});
+                }
+                walker = null;
+                LOG.log(System.Logger.Level.INFO, "LEASEHOLD-6510 the files of bucket {0} of log ''{1}'' were removed "
+                        + "while it was read; the read continues from segment {2}", log.bucketPath(start), log.name(),
+                        SegmentFile.name(r[0], r[1]));
+                return true;
+            }
+        }
+        return false;
     }
 
     private static int bufferSize(int files) {

@@ -44,4 +44,12 @@ interface StoreHooks {
      */
     default void compactionStep(String log, long from, String step) {
     }
+
+    /** In retention, after bucket {@code bucket}'s lock file was checked against its segment, before unlinking. */
+    default void retentionStep(String log, long bucket) {
+    }
+
+    /** In a read of bucket directories, after bucket {@code bucket}'s directory was listed, before it is opened. */
+    default void bucketListed(String log, long bucket) {
+    }
 }

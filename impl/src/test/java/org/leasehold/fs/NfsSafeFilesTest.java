@@ -61,6 +61,9 @@ class NfsSafeFilesTest {
         assertThrows(UnsupportedOperationException.class, () -> Files.move(a, b, StandardCopyOption.REPLACE_EXISTING));
         assertThrows(UnsupportedOperationException.class, () -> Files.copy(a, b), "copy");
         assertThrows(UnsupportedOperationException.class, () -> Files.delete(a), "delete");
+        Files.createDirectories(real.resolve("07.250000").resolve("lock"));
+        assertThrows(UnsupportedOperationException.class, () -> Files.delete(fs.wrap(real.resolve("07.250000")
+                .resolve("lock"))), "rmdir, even under a bucket file's name");
         assertThrows(UnsupportedOperationException.class, () -> Files.deleteIfExists(a));
         assertThrows(UnsupportedOperationException.class, () -> Files.exists(a), "stat-based existence check");
         assertThrows(UnsupportedOperationException.class, () -> Files.size(a), "stat without open");
@@ -70,7 +73,7 @@ class NfsSafeFilesTest {
                 StandardOpenOption.CREATE), "create without O_EXCL replaces nothing but is not in the list");
         assertThrows(UnsupportedOperationException.class, () -> Files.writeString(a, "y"), "write with truncate");
         assertThrows(UnsupportedOperationException.class, () -> Files.createSymbolicLink(b, a));
-        assertEquals(12, fs.violations().size(), fs.violations().toString());
+        assertEquals(13, fs.violations().size(), fs.violations().toString());
         assertEquals("x", Files.readString(real.resolve("a")), "nothing was changed");
     }
 
@@ -106,24 +109,41 @@ class NfsSafeFilesTest {
         assertFalse(files.unlinkPrepared(spare), "already gone");
         assertThrows(IllegalArgumentException.class, () -> files.unlinkPrepared(dir.resolve("final")),
                 "a published name is never unlinked");
-        assertEquals(Set.of("d"), Set.copyOf(files.list(root)));
-        assertEquals(Set.of("prepared", "final"), Set.copyOf(files.list(dir)));
+        // Retention's unlink: only a bucket's files, only in a bucket directory, never the directory.
+        Path bucket = root.resolve("07.250000");
+        assertTrue(files.createDirectory(bucket));
+        for (String n : List.of("w-a.0.data", "w_b-1.12.data", "prelock", "lock", "lock.w-a.0123456789abcdef")) {
+            files.createNew(bucket.resolve(n)).close();
+            assertTrue(files.unlinkBucketFile(bucket.resolve(n)), n);
+        }
+        assertFalse(files.unlinkBucketFile(bucket.resolve("lock")), "already gone");
+        files.createNew(bucket.resolve("notes")).close();
+        files.createNew(dir.resolve("w-a.0.data")).close();
+        for (Path p : List.of(bucket.resolve("notes"), bucket.resolve("w.a.0.data"), bucket.resolve("w-a.x.data"),
+                bucket.resolve("lock.w-a.0123"), bucket.resolve("descriptor"), dir.resolve("w-a.0.data"),
+                root.resolve("07.25000").resolve("lock"), bucket)) {
+            assertThrows(IllegalArgumentException.class, () -> files.unlinkBucketFile(p), p.toString());
+        }
+        assertEquals(Set.of("notes"), Set.copyOf(files.list(bucket)));
+        assertEquals(Set.of("d", "07.250000"), Set.copyOf(files.list(root)));
+        assertEquals(Set.of("prepared", "final", "w-a.0.data"), Set.copyOf(files.list(dir)));
 
         assertEquals(List.of(), police.violations());
-        assertEquals(Set.of("LIST", "MKDIR", "CREATE_NEW", "LINK", "OPEN_WRITE", "OPEN_READ", "CHMOD", "UNLINK"),
-                police.kinds());
+        assertEquals(Set.of("LIST", "MKDIR", "CREATE_NEW", "LINK", "OPEN_WRITE", "OPEN_READ", "CHMOD", "UNLINK",
+                "UNLINK_BUCKET"), police.kinds());
         Map<NfsSafeFiles.Op, Long> expected = new EnumMap<>(NfsSafeFiles.Op.class);
-        expected.put(NfsSafeFiles.Op.LIST, 2L);
-        expected.put(NfsSafeFiles.Op.MKDIR, 2L);
-        expected.put(NfsSafeFiles.Op.CREATE_NEW, 3L);
+        expected.put(NfsSafeFiles.Op.LIST, 3L);
+        expected.put(NfsSafeFiles.Op.MKDIR, 3L);
+        expected.put(NfsSafeFiles.Op.CREATE_NEW, 10L);
         expected.put(NfsSafeFiles.Op.LINK, 2L);
         expected.put(NfsSafeFiles.Op.OPEN_APPEND, 1L);
         expected.put(NfsSafeFiles.Op.OPEN_STAT, 1L);
         expected.put(NfsSafeFiles.Op.OPEN_READ, 1L);
         expected.put(NfsSafeFiles.Op.CHMOD, 1L);
         expected.put(NfsSafeFiles.Op.UNLINK, 2L);
+        expected.put(NfsSafeFiles.Op.UNLINK_BUCKET, 6L);
         assertEquals(expected, files.counts());
-        assertEquals(15, files.total());
+        assertEquals(30, files.total());
     }
 
     @Test

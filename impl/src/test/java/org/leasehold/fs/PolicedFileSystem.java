@@ -300,12 +300,24 @@ public final class PolicedFileSystem extends FileSystem {
 
         @Override
         public void delete(Path path) throws IOException {
-            // The one unlink the floor allows: a prepared file's (NfsSafeFiles.unlinkPrepared).
-            if (path.getFileName() == null || !NfsSafeFiles.isPreparedName(path.getFileName().toString())) {
+            // The two unlinks the floor allows: a prepared file's (NfsSafeFiles.unlinkPrepared), and a file of a bucket
+            // directory (NfsSafeFiles.unlinkBucketFile, retention). Never a directory.
+            Path name = path.getFileName();
+            Path parent = path.getParent();
+            Path r = unwrap(path);
+            if (name != null && parent != null && parent.getFileName() != null
+                    && NfsSafeFiles.isBucketDirName(parent.getFileName().toString())
+                    && NfsSafeFiles.isBucketFileName(name.toString()) && !Files.isDirectory(r)) {
+                record("UNLINK_BUCKET", path);
+                requireWritable(r.getParent(), "unlink");
+                real.delete(r);
+                return;
+            }
+            if (name == null || !NfsSafeFiles.isPreparedName(name.toString()) || Files.isDirectory(r)) {
                 throw forbid("delete", path);
             }
             record("UNLINK", path);
-            real.delete(unwrap(path));
+            real.delete(r);
         }
 
         @Override

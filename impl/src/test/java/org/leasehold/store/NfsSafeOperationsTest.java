@@ -27,12 +27,12 @@ import org.leasehold.time.ManualTimeSource;
  * Invariant 8: the store uses only NFS-safe operations. The whole store (appends in several buckets, group commit,
  * a new data file after a timestamp goes back, late writes, sealing by the metronome and by hand, a successor's
  * sealing of missing buckets, reads of sealed and unsealed buckets, the interval flush policy's re-opens, compaction
- * into a segment and reads through it) runs over a
+ * into a segment and reads through it, retention of the compacted buckets and reads after it) runs over a
  * file system that records every call and refuses anything outside the allowed list.
  */
 class NfsSafeOperationsTest {
     private static final Set<String> ALLOWED = Set.of("LIST", "MKDIR", "CREATE_NEW", "LINK", "OPEN_WRITE", "OPEN_READ",
-            "CHMOD", "UNLINK");
+            "CHMOD", "UNLINK", "UNLINK_BUCKET");
 
     @Test
     void theStoreUsesOnlyTheAllowedOperations() throws Exception {
@@ -78,6 +78,15 @@ class NfsSafeOperationsTest {
             assertEquals(1, other.compact("log", Duration.ofSeconds(3)).published().size());
             assertEquals(got, texts(store, ReadRequest.all("log")));
             assertEquals(List.of("a0", "b0"), firstTexts);
+            assertEquals(firstTexts, texts(store, first));
+            // Retention: the first run marks the segment, one after the delay removes its buckets' files.
+            try (FileBagStore retiring = FileBagStore.open(config(root).writerId("retire").metronome(false)
+                    .removeCompactedBuckets(true).retentionDelay(Duration.ofSeconds(10)).build(), time)) {
+                assertEquals(0, retiring.compact("log", Duration.ofSeconds(3)).bucketsRemoved());
+                time.advance(Duration.ofSeconds(11));
+                assertTrue(retiring.compact("log", Duration.ofSeconds(3)).bucketsRemoved() > 0);
+            }
+            assertEquals(got, texts(store, ReadRequest.all("log")));
             assertEquals(firstTexts, texts(store, first));
         }
         assertEquals(List.of(), fs.violations(), "refused operations");

@@ -10,6 +10,8 @@ final class ScriptedHooks implements StoreHooks {
     final AtomicReference<Runnable> afterEncode = new AtomicReference<>();
     final AtomicReference<Runnable> beforeWrite = new AtomicReference<>();
     final AtomicReference<Runnable> afterWrite = new AtomicReference<>();
+    final AtomicReference<Runnable> bucketListed = new AtomicReference<>();
+    final AtomicReference<Runnable> retentionStep = new AtomicReference<>();
 
     @Override
     public void afterEncode(AppendRequest request, long timestamp) {
@@ -24,6 +26,16 @@ final class ScriptedHooks implements StoreHooks {
     @Override
     public void afterWrite(String log) {
         run(afterWrite);
+    }
+
+    @Override
+    public void bucketListed(String log, long bucket) {
+        run(bucketListed);
+    }
+
+    @Override
+    public void retentionStep(String log, long bucket) {
+        run(retentionStep);
     }
 
     @Override

@@ -42,12 +42,14 @@ import org.leasehold.time.ManualTimeSource;
 import org.leasehold.time.Micros;
 
 /**
- * Segments change nothing a read returns: random logs (three writers, six lease names, frames with several messages
- * and leases, timestamps going back, empty and missing buckets, buckets left unsealed, torn tails in sealed and
- * unsealed buckets, late bytes past the lock file's sizes, a corrupt frame) are read in many ways (whole log, sealed
- * only, by one and two names, by time ranges crossing segment boundaries, strictly and skipping unreadable records)
- * before and after compaction, and every read returns the same messages with the same fields in the same order, and
- * the same problems. The read before compaction agrees with the test's independent reader ({@code LogChecker}).
+ * Segments and retention change nothing a read returns: random logs (three writers, six lease names, frames with
+ * several messages and leases, timestamps going back, empty and missing buckets, buckets left unsealed, torn tails in
+ * sealed and unsealed buckets, late bytes past the lock file's sizes, a corrupt frame) are read in many ways (whole
+ * log, sealed only, by one and two names, by time ranges crossing segment boundaries, strictly and skipping
+ * unreadable records) before and after compaction, with segments damaged, and after retention removed the buckets of
+ * the undamaged segments (only their included buckets, nothing else), also by reads that began before compaction;
+ * every read returns the same messages with the same fields in the same order, and the same problems. The read before
+ * compaction agrees with the test's independent reader ({@code LogChecker}).
  */
 class SegmentsRandomizedTest {
     static final Duration WIDTH = Duration.ofMillis(100);
@@ -252,6 +254,12 @@ class SegmentsRandomizedTest {
                 before.put(r, read(store, r));
             }
 
+            // Reads that list the segments now (there are none) and read everything after retention.
+            Map<ReadRequest, MessageStream> early = new LinkedHashMap<>();
+            for (ReadRequest r : requests.subList(0, 8)) {
+                early.put(r, store.read(r));
+            }
+
             time.set(end.plusSeconds(5));
             CompactionReport rep = store.compact(LOG);
             assertFalse(rep.published().isEmpty(), why + ": " + rep);
@@ -272,6 +280,7 @@ class SegmentsRandomizedTest {
             // Damage: one byte flipped among the entries of some segments, anywhere (mid-bucket too). A read finds
             // it, falls back to the buckets after the last frame it delivered, and returns the same again.
             int flipped = 0;
+            Set<String> damaged = new TreeSet<>();
             try (Stream<Path> s = Files.list(logDir.resolve(Compactor.SEGMENTS))) {
                 for (Path p : s.filter(p -> SegmentFile.parseName(p.getFileName().toString()) != null).sorted()
                         .toList()) {
@@ -287,6 +296,7 @@ class SegmentsRandomizedTest {
                             one.put(0, (byte) (one.get(0) ^ (1 << rnd.nextInt(8)))).rewind();
                             ch.write(one, at);
                             flipped++;
+                            damaged.add(p.getFileName().toString());
                         }
                     }
                 }
@@ -294,11 +304,91 @@ class SegmentsRandomizedTest {
             for (ReadRequest r : requests) {
                 assertSame(before.get(r), read(store, r), why + ", " + flipped + " segments damaged, " + r);
             }
+
+            // Retention: the included buckets of the undamaged segments are emptied, nothing else changes.
+            Map<Path, List<String>> filesBefore = files(logDir);
+            Set<Path> retired = new TreeSet<>();
+            for (Map.Entry<String, List<SegmentFile.Bucket>> e : tables(logDir).entrySet()) {
+                for (SegmentFile.Bucket b : e.getValue()) {
+                    if (!damaged.contains(e.getKey()) && b.state() == SegmentFile.State.INCLUDED) {
+                        retired.add(bucketDir(logDir, b.start()));
+                    }
+                }
+            }
+            try (FileBagStore retainer = FileBagStore.open(config(root, "w-r").removeCompactedBuckets(true)
+                    .retentionDelay(Duration.ofSeconds(1)).build(), time)) {
+                assertEquals(0, retainer.compact(LOG).bucketsRemoved(), why + ": the segments are first seen");
+                assertEquals(filesBefore, files(logDir), why);
+                time.advance(Duration.ofMillis(1_050));
+                assertEquals(retired.size(), retainer.compact(LOG).bucketsRemoved(), why + ", damaged " + damaged);
+            }
+            assertFalse(retired.isEmpty(), why + ": damaged " + damaged);
+            Map<Path, List<String>> filesAfter = files(logDir);
+            assertEquals(filesBefore.keySet(), filesAfter.keySet(), why + ": the bucket directories stay");
+            for (Map.Entry<Path, List<String>> e : filesBefore.entrySet()) {
+                assertEquals(retired.contains(e.getKey()) ? List.of() : e.getValue(), filesAfter.get(e.getKey()),
+                        why + ", " + e.getKey());
+            }
+            for (ReadRequest r : requests) {
+                assertSame(before.get(r), read(store, r), why + ", after retention, " + r);
+                assertSame(before.get(r), read(stores.get(2), r), why + ", after retention, another store, " + r);
+            }
+            for (Map.Entry<ReadRequest, MessageStream> e : early.entrySet()) {
+                assertSame(before.get(e.getKey()), drain(e.getValue()), why + ", begun before compaction, "
+                        + e.getKey());
+            }
         } finally {
             for (FileBagStore s : stores) {
                 s.close();
             }
         }
+    }
+
+    static Outcome drain(MessageStream s) {
+        List<Message> out = new ArrayList<>();
+        try (s) {
+            Message m;
+            while ((m = s.next()) != null) {
+                out.add(m);
+            }
+            return new Outcome(out, s.problems(), null);
+        } catch (BagStoreException e) {
+            return new Outcome(out, List.of(), e.getClass().getSimpleName() + ": " + e.getMessage());
+        }
+    }
+
+    /** The names in every bucket directory of the log, sorted. */
+    static Map<Path, List<String>> files(Path logDir) throws IOException {
+        Map<Path, List<String>> m = new java.util.TreeMap<>();
+        for (Path d : bucketDirs(logDir)) {
+            try (Stream<Path> s = Files.list(d)) {
+                m.put(d, s.map(p -> p.getFileName().toString()).sorted().toList());
+            }
+        }
+        return m;
+    }
+
+    /** The directory of the bucket starting at {@code start} (µs). */
+    static Path bucketDir(Path logDir, long start) {
+        java.time.LocalDateTime t = java.time.LocalDateTime.ofEpochSecond(Math.floorDiv(start, 1_000_000L), 0,
+                java.time.ZoneOffset.UTC);
+        return logDir.resolve(String.format("%04d/%02d/%02d/%02d/%02d/%02d.%06d", t.getYear(), t.getMonthValue(),
+                t.getDayOfMonth(), t.getHour(), t.getMinute(), t.getSecond(), Math.floorMod(start, 1_000_000L)));
+    }
+
+    /** The table of every published segment, by file name. */
+    static Map<String, List<SegmentFile.Bucket>> tables(Path logDir) throws IOException, FormatException {
+        Map<String, List<SegmentFile.Bucket>> m = new java.util.TreeMap<>();
+        try (Stream<Path> s = Files.list(logDir.resolve(Compactor.SEGMENTS))) {
+            for (Path p : s.filter(p -> SegmentFile.parseName(p.getFileName().toString()) != null).toList()) {
+                byte[] a = Files.readAllBytes(p);
+                byte[] t = java.util.Arrays.copyOfRange(a, a.length - SegmentFile.TRAILER, a.length);
+                SegmentFile.Trailer tr = SegmentFile.trailer(t, a.length);
+                m.put(p.getFileName().toString(), SegmentFile.table(java.util.Arrays.copyOfRange(a,
+                        (int) tr.indexOffset(), a.length), tr));
+            }
+        }
+        return m;
     }
 
     static void assertSame(Outcome expected, Outcome actual, String why) {

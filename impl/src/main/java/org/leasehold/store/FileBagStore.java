@@ -575,6 +575,11 @@ public final class FileBagStore implements BagStore {
      * @throws StoreUnavailableException the file system failed; what was published stays published: run it again
      */
     public CompactionReport compact(String log, Duration horizon) throws BagStoreException {
+        return compact(log, horizon, CompactionProgress.NONE);
+    }
+
+    /** {@link #compact(String, Duration)}, telling {@code progress} how far it got. */
+    public CompactionReport compact(String log, Duration horizon, CompactionProgress progress) throws BagStoreException {
         ensureOpen();
         Check.positive("horizon", horizon);
         LogHandle h = logForReading(log);
@@ -585,7 +590,7 @@ public final class FileBagStore implements BagStore {
                     + Duration.ofNanos(min * 1_000L) + "): a younger bucket may still be written to or sealed");
         }
         return new Compactor(context).compact(h, time.nowMicros() - Micros.of(horizon),
-                Micros.of(config.segmentSpan()));
+                Micros.of(config.segmentSpan()), progress);
     }
 
     // ---------------------------------------------------------------------------------------------------- close

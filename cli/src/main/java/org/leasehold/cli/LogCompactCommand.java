@@ -2,6 +2,7 @@ package org.leasehold.cli;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.concurrent.Callable;
 import java.util.function.LongFunction;
 
@@ -120,7 +121,8 @@ final class LogCompactCommand implements Callable<Integer> {
                     + " (horizon " + h + ", segments of " + Duration.ofNanos(progress.span * 1_000L) + "): "
                     + r.published().size() + " segments published, " + r.lost().size() + " lost to another compactor, "
                     + r.alreadyThere() + " already published; " + r.buckets() + " buckets, " + r.frames() + " frames, "
-                    + r.bytes() + " bytes written; " + r.preparedRemoved() + " prepared files removed; took " + took);
+                    + r.bytes() + " bytes written; " + r.preparedRemoved() + " prepared files removed; took "
+                    + took.truncatedTo(ChronoUnit.MILLIS));
         }
         return 0;
     }

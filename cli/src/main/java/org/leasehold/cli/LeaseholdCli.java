@@ -26,12 +26,12 @@ import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
 
 /**
- * The {@code leasehold} command: reads, surveys and seals the logs of a bag store, and shows what a lease server knows
+ * The {@code leasehold} command: reads, surveys, seals and compacts the logs of a bag store, and shows what a lease server knows
  * of names. Exit codes: 0 done, 1 a runtime failure (one line on standard error saying what and what to do; the stack
  * trace only with {@code --verbose}), 2 bad arguments (one line and a hint to {@code --help}).
  */
 @Command(name = "leasehold", mixinStandardHelpOptions = true, versionProvider = LeaseholdCli.Version.class,
-        description = "Inspect and seal the logs of a Leasehold bag store; inspect names on a lease server.",
+        description = "Inspect, seal and compact the logs of a Leasehold bag store; inspect names on a lease server.",
         subcommands = {LogCommand.class, LeasesCommand.class, CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:done", "1:runtime failure (store unreadable, server unreachable, ...)", "2:bad arguments"})

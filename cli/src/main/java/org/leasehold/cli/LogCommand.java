@@ -13,16 +13,17 @@ import picocli.CommandLine.Spec;
 
 /** {@code leasehold log}: the commands on a bag store's logs. */
 @Command(name = "log", mixinStandardHelpOptions = true, versionProvider = LeaseholdCli.Version.class,
-        description = "Read, survey and seal the logs of a bag store.",
+        description = "Read, survey, seal and compact the logs of a bag store.",
         subcommands = {LogListCommand.class, LogStatsCommand.class, LogCatCommand.class, LogTailCommand.class,
-            LogSealCommand.class})
+            LogSealCommand.class, LogCompactCommand.class})
 final class LogCommand implements Runnable {
     @Spec
     private CommandLine.Model.CommandSpec spec;
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "Missing command: give one of list, stats, cat, tail, seal");
+        throw new ParameterException(spec.commandLine(),
+                "Missing command: give one of list, stats, cat, tail, seal, compact");
     }
 
     /** {@code --store DIR}: the store's root directory. */

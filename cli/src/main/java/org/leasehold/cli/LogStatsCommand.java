@@ -6,6 +6,7 @@ import java.util.concurrent.Callable;
 
 import org.leasehold.store.LogGeometry;
 import org.leasehold.store.LogSurvey;
+import org.leasehold.store.SegmentSurvey;
 import org.leasehold.store.StoreReader;
 import org.leasehold.time.Micros;
 
@@ -18,8 +19,9 @@ import picocli.CommandLine.Option;
 /** {@code leasehold log stats}: what is on disk for one log, and how far sealing lags. */
 @Command(name = "stats", mixinStandardHelpOptions = true, versionProvider = LeaseholdCli.Version.class,
         description = {"Survey one log: its buckets (sealed, unsealed, due), data files and bytes, its first and last "
-            + "bucket, and the seal lag (now minus the end of the newest sealed bucket).",
-            "Lists every bucket directory in the range and sizes every data file; reads no message."})
+            + "bucket, the seal lag (now minus the end of the newest sealed bucket), and the log's segments.",
+            "Lists every bucket directory in the range and sizes every data file and segment; reads no message. "
+                + "Segments are counted over the whole log, whatever --from and --to."})
 final class LogStatsCommand implements Callable<Integer> {
     private final CliContext context;
 
@@ -50,11 +52,15 @@ final class LogStatsCommand implements Callable<Integer> {
         long f = from == null ? LogGeometry.MIN_MICROS : Micros.of(from.resolve(now));
         long t = to == null ? LogGeometry.MAX_MICROS : Micros.of(to.resolve(now));
         LogSurvey s;
+        SegmentSurvey seg;
         try (StoreReader reader = store.open(context)) {
             s = reader.survey(log.log, f, t, Micros.of(now));
+            seg = reader.segments(log.log);
         }
         if (json) {
-            context.out().println(Json.line(toJson(s)));
+            ObjectNode n = toJson(s);
+            putSegments(n, seg);
+            context.out().println(Json.line(n));
             return 0;
         }
         LogGeometry g = s.geometry();
@@ -72,6 +78,9 @@ final class LogStatsCommand implements Callable<Integer> {
         row("newest sealed end", orNone(s.newestSealedEnd()));
         row("oldest unsealed", orNone(s.oldestUnsealed()));
         row("seal lag", s.sealLag() == null ? "-" : s.sealLag());
+        row("segments", seg.segments() == 0 ? "0" : seg.segments() + " (" + seg.first() + " to " + seg.last() + ", "
+                + Duration.ofNanos(seg.coveredMicros() * 1_000L) + " covered), " + seg.bytes() + " bytes");
+        row("prepared segments", seg.prepared());
         row("surveyed at", s.surveyedAt());
         return 0;
     }
@@ -110,6 +119,16 @@ final class LogStatsCommand implements Callable<Integer> {
             n.put("sealLagMicros", Micros.of(s.sealLag()));
         }
         return n;
+    }
+
+    /** The fields of a segment survey, added to a stats object. */
+    static void putSegments(ObjectNode n, SegmentSurvey seg) {
+        n.put("segments", seg.segments());
+        n.put("segmentsFrom", text(seg.first()));
+        n.put("segmentsTo", text(seg.last()));
+        n.put("segmentsCoveredMicros", seg.coveredMicros());
+        n.put("segmentBytes", seg.bytes());
+        n.put("preparedSegments", seg.prepared());
     }
 
     private static String text(Instant i) {

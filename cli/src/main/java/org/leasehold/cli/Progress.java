@@ -15,14 +15,26 @@ abstract class Progress implements AutoCloseable {
     /** Moves the bar on by {@code n} steps. */
     abstract void advance(long n);
 
+    /** Moves the bar to step {@code n} of its total. */
+    abstract void advanceTo(long n);
+
     @Override
     public abstract void close();
 
-    /** A bar for {@code total} steps on the process's standard error, or a silent one (see the class comment). */
+    /** A bar for {@code total} buckets on the process's standard error, or a silent one (see the class comment). */
     static Progress open(CliContext context, String task, long total) {
-        return context.showProgress() ? bar(System.err, task, total) : new Progress() {
+        return open(context, task, total, "buckets");
+    }
+
+    /** A bar for {@code total} steps counted in {@code unit}, or a silent one (see the class comment). */
+    static Progress open(CliContext context, String task, long total, String unit) {
+        return context.showProgress() ? bar(System.err, task, total, unit) : new Progress() {
             @Override
             void advance(long n) {
+            }
+
+            @Override
+            void advanceTo(long n) {
             }
 
             @Override
@@ -31,14 +43,24 @@ abstract class Progress implements AutoCloseable {
         };
     }
 
-    /** A bar for {@code total} steps drawn on {@code out}. */
+    /** A bar for {@code total} buckets drawn on {@code out}. */
     static Progress bar(PrintStream out, String task, long total) {
-        ProgressBar bar = new ProgressBarBuilder().setTaskName(task).setInitialMax(total).setUnit(" buckets", 1)
+        return bar(out, task, total, "buckets");
+    }
+
+    /** A bar for {@code total} steps counted in {@code unit}, drawn on {@code out}. */
+    static Progress bar(PrintStream out, String task, long total, String unit) {
+        ProgressBar bar = new ProgressBarBuilder().setTaskName(task).setInitialMax(total).setUnit(" " + unit, 1)
                 .setConsumer(new ConsoleProgressBarConsumer(out)).setUpdateIntervalMillis(200).build();
         return new Progress() {
             @Override
             void advance(long n) {
                 bar.stepBy(n);
+            }
+
+            @Override
+            void advanceTo(long n) {
+                bar.stepTo(n);
             }
 
             @Override

@@ -316,7 +316,7 @@ class LogCommandsTest {
 
         CliRun noCommand = run("log");
         assertEquals(2, noCommand.code());
-        assertEquals("leasehold: Missing command: give one of list, stats, cat, tail, seal", noCommand.errLines().get(0));
+        assertEquals("leasehold: Missing command: give one of list, stats, cat, tail, seal, compact", noCommand.errLines().get(0));
 
         CliRun followTo = run("log", "tail", "--store", root, "--log", "orders", "-f", "--to", "now");
         assertEquals(2, followTo.code());
@@ -328,7 +328,8 @@ class LogCommandsTest {
         for (String[] args : List.of(new String[] {"--help"}, new String[] {"log", "--help"},
                 new String[] {"log", "list", "--help"}, new String[] {"log", "stats", "--help"},
                 new String[] {"log", "cat", "--help"}, new String[] {"log", "tail", "--help"},
-                new String[] {"log", "seal", "--help"}, new String[] {"leases", "--help"},
+                new String[] {"log", "seal", "--help"}, new String[] {"log", "compact", "--help"},
+                new String[] {"leases", "--help"},
                 new String[] {"leases", "inspect", "--help"})) {
             CliRun r = run(args);
             assertEquals(0, r.code(), r::toString);

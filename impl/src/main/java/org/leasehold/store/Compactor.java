@@ -69,7 +69,8 @@ final class Compactor {
      *
      * @throws StoreUnavailableException the file system failed; what was published stays published
      */
-    CompactionReport compact(LogHandle log, long cutoff, long spanMicros) throws BagStoreException {
+    CompactionReport compact(LogHandle log, long cutoff, long spanMicros, CompactionProgress progress)
+            throws BagStoreException {
         long span = span(log, spanMicros);
         long limit = Math.floorDiv(Math.min(cutoff, LogGeometry.MAX_MICROS), span) * span;
         Path segDir = log.dir().resolve(SEGMENTS);
@@ -81,6 +82,9 @@ final class Compactor {
             fs.createDirectory(segDir);
             List<long[]> ranges = SegmentChoice.published(fs.list(segDir), log.geometry().widthMicros());
             before = ranges.size();
+            long first = new BucketWalker(fs, log.dir(), log.geometry().widthMicros(), LogGeometry.MIN_MICROS, limit)
+                    .next();
+            progress.starting(first < 0 ? limit : Math.min(limit, Math.floorDiv(first, span) * span), limit, span);
             long at = LogGeometry.MIN_MICROS;
             List<long[]> gaps = new ArrayList<>();
             for (long[] r : ranges) {
@@ -104,6 +108,7 @@ final class Compactor {
                         long from = groupSpan * span;
                         if (from >= gap[0] && from + span <= gap[1]) {
                             compactSpan(log, segDir, from, from + span, group, published, lost, totals);
+                            progress.handled(from + span);
                         }
                         group.clear();
                     }
@@ -113,7 +118,9 @@ final class Compactor {
                     groupSpan = k;
                     group.add(b);
                 }
+                progress.handled(gap[1]);
             }
+            progress.handled(limit);
         } catch (IOException e) {
             throw unavailable(log, "compacting", e);
         }

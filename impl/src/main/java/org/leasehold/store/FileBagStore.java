@@ -580,17 +580,22 @@ public final class FileBagStore implements BagStore {
      * @throws StoreUnavailableException the file system failed; what was published stays published: run it again
      */
     public CompactionReport compact(String log, Duration horizon) throws BagStoreException {
+        return compact(log, horizon, CompactionProgress.NONE);
+    }
+
+    /** {@link #compact(String, Duration)}, telling {@code progress} how far it got. */
+    public CompactionReport compact(String log, Duration horizon, CompactionProgress progress) throws BagStoreException {
         ensureOpen();
         Check.positive("horizon", horizon);
         LogHandle h = logForReading(log);
         LogGeometry g = h.geometry();
         long min = g.graceMicros() + g.errorMicros();
         if (Micros.of(horizon) <= min) {
-            throw Check.invalid("horizon", horizon, "use more than log '" + log + "''s grace plus clock error ("
+            throw Check.invalid("horizon", horizon, "use more than the grace plus clock error of log '" + log + "' ("
                     + Duration.ofNanos(min * 1_000L) + "): a younger bucket may still be written to or sealed");
         }
         CompactionReport r = new Compactor(context).compact(h, time.nowMicros() - Micros.of(horizon),
-                Micros.of(config.segmentSpan()));
+                Micros.of(config.segmentSpan()), progress);
         if (!config.removeCompactedBuckets()) {
             return r;
         }

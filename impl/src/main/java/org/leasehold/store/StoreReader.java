@@ -106,6 +106,16 @@ public final class StoreReader implements AutoCloseable {
         return LogSurvey.of(store.context(), store.logForReading(log), fromMicros, toMicros, nowMicros);
     }
 
+    /**
+     * The segments of {@code log}: see {@link SegmentSurvey}. One directory listing and one open per segment.
+     *
+     * @throws UnknownLogException       the log does not exist
+     * @throws StoreUnavailableException listing or sizing failed
+     */
+    public SegmentSurvey segments(String log) throws BagStoreException {
+        return SegmentSurvey.of(store.context(), store.logForReading(log));
+    }
+
     @Override
     public void close() {
         store.close();

@@ -206,7 +206,7 @@ class SegmentsTest {
                     org.leasehold.time.Micros.of(T0.plusSeconds(2)), org.leasehold.time.Micros.of(T0.plusSeconds(3)))));
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> store.compact(LOG, Duration.ofMillis(250)));
-            assertTrue(e.getMessage().startsWith("horizon is PT0.25S; use more than log 'log''s grace plus clock error"),
+            assertTrue(e.getMessage().startsWith("horizon is PT0.25S; use more than the grace plus clock error of log 'log'"),
                     e.getMessage());
             assertThrows(UnknownLogException.class, () -> store.compact("nothing-here"));
         }

@@ -55,6 +55,9 @@ final class LogReader implements MessageStream {
     /** The end of the current walk's piece; the last bucket whose files were found gone and retried from a segment. */
     private long walkerTo;
     private long retried = Long.MIN_VALUE;
+    /** The range of the last damaged segment whose buckets this read fell back to, or empty. */
+    private long damagedFrom = Long.MAX_VALUE;
+    private long damagedTo = Long.MIN_VALUE;
     /** The current piece's segment, or null; whether its current bucket's frames are being read. */
     private SegmentReader segment;
     private boolean segmentInBucket;
@@ -439,7 +442,7 @@ final class LogReader implements MessageStream {
 
     private static final String DAMAGED = "LEASEHOLD-6504 segment {0} of log ''{1}'' is damaged: {2}; the read uses "
             + "the buckets of [{3}, {4}) instead (restore the segment from a replica; the buckets it was made of are "
-            + "kept unless retention removed them, and then their messages are missing from this read)";
+            + "kept unless retention removed them, and then the read reports each such bucket as unreadable)";
 
     /** A segment was found damaged: its range from the damaged bucket on is read from the bucket directories. */
     private void fallBack(SegmentReader.Damage d) throws BagStoreException {
@@ -455,7 +458,28 @@ final class LogReader implements MessageStream {
         }
         segment.close();
         segment = null;
+        damagedFrom = a;
+        damagedTo = b;
         walker = newWalker(a, b);
+    }
+
+    /**
+     * Bucket {@code start}, in the range of a damaged segment this read fell back from, has no files left: retention
+     * removed them once the segment was published, so the segment was their only copy. Never silent: a problem when
+     * the read skips unreadable records, a {@link CorruptRecordException} otherwise.
+     */
+    private void lostWithDamagedSegment(long start) throws BagStoreException {
+        String detail = "the segment holding this bucket is damaged and retention removed the bucket's files, so "
+                + "messages of it after the damage may be missing from this read; restore the segment (or the bucket's "
+                + "files) from a replica";
+        if (request.skipUnreadable()) {
+            problems.add(new ReadProblem(ReadProblem.Kind.CORRUPT_RECORD, log.name(), log.bucketPath(start), "", 0,
+                    detail));
+            return;
+        }
+        throw new CorruptRecordException(log.name(), log.bucketPath(start), "", 0, "unreadable bucket "
+                + log.bucketPath(start) + " of log '" + log.name() + "': " + detail + ". Read with skippingUnreadable() "
+                + "to read the rest and get a report");
     }
 
     private BucketWalker newWalker(long a, long b) throws BagStoreException {
@@ -485,8 +509,14 @@ final class LogReader implements MessageStream {
         }
         hooks.bucketListed(log.name(), start);
         boolean sealed = names.contains(Names.LOCK);
-        if (!sealed && names.stream().noneMatch(Names::isDataFile) && retryFromSegment(start)) {
-            return false;
+        if (!sealed && names.stream().noneMatch(Names::isDataFile)) {
+            if (retryFromSegment(start)) {
+                return false;
+            }
+            if (start >= damagedFrom && start < damagedTo) {
+                lostWithDamagedSegment(start);
+                return false;
+            }
         }
         if (!sealed && !request.includeUnsealed()) {
             return false;

@@ -187,6 +187,36 @@ class RetentionTest {
         }
     }
 
+    @Test
+    void aSegmentDamagedAfterRetentionRemovedItsBucketsIsReportedNeverSilent() throws Exception {
+        Path root = freshDir("retention-damaged-after");
+        ManualTimeSource time = StoreFixture.clock();
+        try (FileBagStore store = FileBagStore.open(retaining(root, "w").build(), time)) {
+            build(store, time);
+            SegmentsRandomizedTest.Outcome before = SegmentsRandomizedTest.read(store, ReadRequest.all(LOG));
+            store.compact(LOG);
+            time.advance(DELAY.plus(ERROR));
+            assertTrue(store.compact(LOG).bucketsRemoved() > 0);
+            Path damaged = segments(root).get(1);
+            // Bytes all through the segment's entries: the frames they hit have no other copy.
+            long entriesEnd = SegmentFile.trailer(tail(damaged), Files.size(damaged)).indexOffset();
+            for (long at = entriesEnd / 4; at < entriesEnd; at += 97) {
+                flip(damaged, at);
+            }
+
+            String failure = SegmentsRandomizedTest.read(store, ReadRequest.all(LOG)).failure();
+            assertTrue(failure != null && failure.startsWith("CorruptRecordException: unreadable bucket ")
+                    && failure.contains("retention removed the bucket's files"),
+                    "a strict read fails where the only copy of messages is damaged: " + failure);
+            SegmentsRandomizedTest.Outcome skipping = drain(store.read(ReadRequest.all(LOG).skippingUnreadable()));
+            assertTrue(skipping.messages().size() < before.messages().size(), "messages were lost with the segment: "
+                    + skipping.messages().size() + " of " + before.messages().size() + ", " + skipping.problems());
+            assertTrue(before.messages().containsAll(skipping.messages()), "nothing else changes");
+            assertTrue(skipping.problems().stream().anyMatch(p -> p.detail().contains("retention removed the bucket's "
+                    + "files")), "each lost bucket is reported: " + skipping.problems());
+        }
+    }
+
     private static Instant bucketOf(String relative) {
         String[] p = relative.split("/");
         return Instant.parse(p[0] + "-" + p[1] + "-" + p[2] + "T" + p[3] + ":" + p[4] + ":" + p[5] + "Z");

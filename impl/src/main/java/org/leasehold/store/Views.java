@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Set;
 
 import org.leasehold.bag.BagStoreException;
 import org.leasehold.bag.Message;

@@ -230,7 +230,7 @@ class ViewsTest {
             check(store, d, "tail");
 
             // A second build at the same boundary does nothing.
-            ViewSnapshotReport again = store.buildView(LOG, d, end.plusSeconds(10));
+            ViewSnapshotReport again = store.buildView(LOG, d, Instant.MAX);
             assertEquals(ViewSnapshotReport.Outcome.ALREADY_PUBLISHED, again.outcome());
             assertEquals(0, again.messages());
             assertEquals(1, files(viewDir(root, "tally")).size());

@@ -38,6 +38,9 @@ import org.leasehold.bag.ReadRequest;
 import org.leasehold.bag.SealReport;
 import org.leasehold.bag.StoreUnavailableException;
 import org.leasehold.bag.UnknownLogException;
+import org.leasehold.bag.ViewDefinition;
+import org.leasehold.bag.ViewEncodingException;
+import org.leasehold.bag.ViewState;
 import org.leasehold.bag.WriteOutcomeUnknownException;
 import org.leasehold.config.Check;
 import org.leasehold.fs.NfsSafeFiles;
@@ -475,6 +478,43 @@ public final class FileBagStore implements BagStore {
             throw new InvalidLogNameException(null, "the read request is null: use ReadRequest.all(log)");
         }
         return new LogReader(context, logForReading(request.log()), request);
+    }
+
+    /**
+     * The state of {@code definition}'s view of {@code log} now: the latest readable snapshot with every message after
+     * its boundary applied, unsealed (tentative) ones included; see {@link #view(String, ViewDefinition, boolean)}.
+     */
+    public <S> ViewState<S> view(String log, ViewDefinition<S> definition) throws BagStoreException {
+        return view(log, definition, true);
+    }
+
+    /**
+     * The state of {@code definition}'s view of {@code log}: the latest readable snapshot (docs/FORMAT.md, "View
+     * snapshot file"; a damaged one is logged and an older one, or the beginning of the log, used instead) with the
+     * messages after its boundary applied, read as {@link #read} reads them, buckets not sealed yet included if
+     * {@code includeUnsealed} (call it under a held lease for the current state).
+     *
+     * @throws UnknownLogException the log does not exist
+     */
+    public <S> ViewState<S> view(String log, ViewDefinition<S> definition, boolean includeUnsealed)
+            throws BagStoreException {
+        ensureOpen();
+        return new Views(context, this).read(logForReading(log), definition, includeUnsealed);
+    }
+
+    /**
+     * Publishes a snapshot of {@code definition}'s view of {@code log} at the latest sealed boundary at or before
+     * {@code through}: a bucket boundary whose previous bucket ended more than grace plus clock error ago, every
+     * bucket before it sealed (this call seals those that are not). Same messages, same bytes: any process may call
+     * it, the first to link its file publishes, the others check they wrote the same bytes.
+     *
+     * @throws ViewEncodingException     another builder published different bytes: the definition is not deterministic
+     * @throws StoreUnavailableException the file system failed; published snapshots stay valid
+     */
+    public <S> ViewSnapshotReport buildView(String log, ViewDefinition<S> definition, Instant through)
+            throws BagStoreException {
+        ensureOpen();
+        return new Views(context, this).build(logForReading(log), definition, LogGeometry.micros(through));
     }
 
     // ---------------------------------------------------------------------------------------------------- sealing

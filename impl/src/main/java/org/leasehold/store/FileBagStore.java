@@ -513,8 +513,19 @@ public final class FileBagStore implements BagStore {
      */
     public <S> ViewSnapshotReport buildView(String log, ViewDefinition<S> definition, Instant through)
             throws BagStoreException {
+        return buildView(log, definition, through, ViewProgress.NONE);
+    }
+
+    /**
+     * {@link #buildView(String, ViewDefinition, Instant)}, reporting to {@code progress} how far the fold has come.
+     *
+     * @throws ViewEncodingException     another builder published different bytes: the definition is not deterministic
+     * @throws StoreUnavailableException the file system failed; published snapshots stay valid
+     */
+    public <S> ViewSnapshotReport buildView(String log, ViewDefinition<S> definition, Instant through,
+            ViewProgress progress) throws BagStoreException {
         ensureOpen();
-        return new Views(context, this).build(logForReading(log), definition, LogGeometry.micros(through));
+        return new Views(context, this).build(logForReading(log), definition, LogGeometry.micros(through), progress);
     }
 
     // ---------------------------------------------------------------------------------------------------- sealing

@@ -27,8 +27,9 @@ import picocli.CommandLine.Spec;
 
 /**
  * The {@code leasehold} command: reads, surveys, seals and compacts the logs of a bag store, builds and shows its
- * materialized views, and shows what a lease server knows of names. Exit codes: 0 done, 1 a runtime failure (one line on standard error saying what and what to do; the stack
- * trace only with {@code --verbose}), 2 bad arguments (one line and a hint to {@code --help}).
+ * materialized views, and shows what a lease server knows of names. Exit codes: 0 done, 1 a runtime failure (one line
+ * on standard error saying what and what to do; the stack trace only with {@code --verbose}), 2 bad arguments (one
+ * line and a hint to {@code --help}).
  */
 @Command(name = "leasehold", mixinStandardHelpOptions = true, versionProvider = LeaseholdCli.Version.class,
         description = "Inspect, seal and compact the logs of a Leasehold bag store, build its views; inspect names "

@@ -100,7 +100,13 @@ final class ViewShowCommand implements Callable<Integer> {
         row("tentative", v.tentative());
         row("state bytes", state.length);
         row("state sha256", sha);
-        row("state", text != null ? text : "(binary; --json gives it in Base64)");
+        if (text == null) {
+            row("state", "(binary; --json gives it in Base64)");
+        } else {
+            // One row, its further lines indented under the first.
+            String body = text.endsWith("\n") ? text.substring(0, text.length() - 1) : text;
+            row("state", body.replace("\n", "\n" + " ".repeat(16)));
+        }
     }
 
     private void row(String name, Object value) {

@@ -63,9 +63,12 @@ public interface BagStore extends AutoCloseable {
     /**
      * Seals every bucket of {@code log} that intersects {@code [from, through)}, creating empty sealed buckets where
      * none exist so that nothing can be written there later. Idempotent and wait-free: it never waits for another
-     * process, and losing a race to another sealer is fine.
+     * process, and losing a race to another sealer is fine. An implementation may bound the buckets one call seals
+     * (the file store: a million) and refuse a longer range with an {@link IllegalArgumentException}; seal it in
+     * several calls.
      *
-     * @throws BucketNotDueException the last bucket's end plus grace has not passed yet; nothing was sealed
+     * @throws BucketNotDueException    the last bucket's end plus grace has not passed yet; nothing was sealed
+     * @throws IllegalArgumentException the range is longer than one call may seal; nothing was sealed
      */
     SealReport sealThrough(String log, Instant from, Instant through) throws BagStoreException;
 

@@ -26,13 +26,15 @@ import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
 
 /**
- * The {@code leasehold} command: reads, surveys, seals and compacts the logs of a bag store, and shows what a lease server knows
- * of names. Exit codes: 0 done, 1 a runtime failure (one line on standard error saying what and what to do; the stack
- * trace only with {@code --verbose}), 2 bad arguments (one line and a hint to {@code --help}).
+ * The {@code leasehold} command: reads, surveys, seals and compacts the logs of a bag store, builds and shows its
+ * materialized views, and shows what a lease server knows of names. Exit codes: 0 done, 1 a runtime failure (one line
+ * on standard error saying what and what to do; the stack trace only with {@code --verbose}), 2 bad arguments (one
+ * line and a hint to {@code --help}).
  */
 @Command(name = "leasehold", mixinStandardHelpOptions = true, versionProvider = LeaseholdCli.Version.class,
-        description = "Inspect, seal and compact the logs of a Leasehold bag store; inspect names on a lease server.",
-        subcommands = {LogCommand.class, LeasesCommand.class, CommandLine.HelpCommand.class},
+        description = "Inspect, seal and compact the logs of a Leasehold bag store, build its views; inspect names "
+            + "on a lease server.",
+        subcommands = {LogCommand.class, ViewCommand.class, LeasesCommand.class, CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:done", "1:runtime failure (store unreadable, server unreachable, ...)", "2:bad arguments"})
 public final class LeaseholdCli implements Runnable {
@@ -58,7 +60,7 @@ public final class LeaseholdCli implements Runnable {
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "Missing command: give one of log, leases");
+        throw new ParameterException(spec.commandLine(), "Missing command: give one of log, view, leases");
     }
 
     /** Runs {@code args} on the real clock with the process's streams and exits with the command's code. */

@@ -8,8 +8,10 @@ import org.leasehold.store.LogGeometry;
 import org.leasehold.store.LogSurvey;
 import org.leasehold.store.SegmentSurvey;
 import org.leasehold.store.StoreReader;
+import org.leasehold.store.ViewSurvey;
 import org.leasehold.time.Micros;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import picocli.CommandLine.Command;
@@ -19,7 +21,8 @@ import picocli.CommandLine.Option;
 /** {@code leasehold log stats}: what is on disk for one log, and how far sealing lags. */
 @Command(name = "stats", mixinStandardHelpOptions = true, versionProvider = LeaseholdCli.Version.class,
         description = {"Survey one log: its buckets (sealed, unsealed, due), data files and bytes, its first and last "
-            + "bucket, the seal lag (now minus the end of the newest sealed bucket), and the log's segments.",
+            + "bucket, the seal lag (now minus the end of the newest sealed bucket), the log's segments and its views' "
+            + "snapshots.",
             "Lists every bucket directory in the range and sizes every data file and segment; reads no message. "
                 + "Segments are counted over the whole log, whatever --from and --to."})
 final class LogStatsCommand implements Callable<Integer> {
@@ -53,13 +56,16 @@ final class LogStatsCommand implements Callable<Integer> {
         long t = to == null ? LogGeometry.MAX_MICROS : Micros.of(to.resolve(now));
         LogSurvey s;
         SegmentSurvey seg;
+        ViewSurvey views;
         try (StoreReader reader = store.open(context)) {
             s = reader.survey(log.log, f, t, Micros.of(now));
             seg = reader.segments(log.log);
+            views = reader.views(log.log);
         }
         if (json) {
             ObjectNode n = toJson(s);
             putSegments(n, seg);
+            putViews(n, views);
             context.out().println(Json.line(n));
             return 0;
         }
@@ -81,6 +87,11 @@ final class LogStatsCommand implements Callable<Integer> {
         row("segments", seg.segments() == 0 ? "0" : seg.segments() + " (" + seg.first() + " to " + seg.last() + ", "
                 + Duration.ofNanos(seg.coveredMicros() * 1_000L) + " covered), " + seg.bytes() + " bytes");
         row("prepared segments", seg.prepared());
+        row("views", views.views().size());
+        for (ViewSurvey.View v : views.views()) {
+            row("view " + v.view(), v.snapshots() + " snapshots (" + v.versions() + " versions), latest "
+                    + orNone(v.latestBoundary()) + ", " + v.bytes() + " bytes, " + v.prepared() + " prepared");
+        }
         row("surveyed at", s.surveyedAt());
         return 0;
     }
@@ -129,6 +140,21 @@ final class LogStatsCommand implements Callable<Integer> {
         n.put("segmentsCoveredMicros", seg.coveredMicros());
         n.put("segmentBytes", seg.bytes());
         n.put("preparedSegments", seg.prepared());
+    }
+
+    /** The views of a view survey, added to a stats object. */
+    static void putViews(ObjectNode n, ViewSurvey views) {
+        ArrayNode a = n.putArray("views");
+        for (ViewSurvey.View v : views.views()) {
+            ObjectNode o = a.addObject();
+            o.put("view", v.view());
+            o.put("snapshots", v.snapshots());
+            o.put("versions", v.versions());
+            o.put("latestBoundary", text(v.latestBoundary()));
+            o.put("latestFile", v.latestFile());
+            o.put("bytes", v.bytes());
+            o.put("preparedSnapshots", v.prepared());
+        }
     }
 
     private static String text(Instant i) {

@@ -34,6 +34,15 @@ interface CursorBucket {
     /** Reports a torn tail at {@code offset} of {@code file} (recorded as a problem of sealed buckets only). */
     void torn(String file, long offset, String detail);
 
+    /**
+     * Reports an incomplete tail from {@code offset} to {@code end} of {@code file}: a torn tail in a sealed bucket, an
+     * incomplete one (a write in progress or a cut file) in an unsealed bucket. By default {@link #torn(String, long,
+     * String)}.
+     */
+    default void torn(String file, long offset, long end, String detail) {
+        torn(file, offset, detail);
+    }
+
     /** Reports a problem skipped under {@link #skip()}. */
     void problem(ReadProblem p);
 }

@@ -64,6 +64,8 @@ import org.leasehold.time.TimeSource;
  */
 public final class FileBagStore implements BagStore {
     private static final System.Logger LOG = System.getLogger(FileBagStore.class.getName());
+    /** The most buckets one {@link #sealThrough} call seals. */
+    public static final long MAX_SEAL_BUCKETS = 1_000_000;
 
     private final BagStoreConfig config;
     private final TimeSource time;
@@ -513,12 +515,32 @@ public final class FileBagStore implements BagStore {
      */
     public <S> ViewSnapshotReport buildView(String log, ViewDefinition<S> definition, Instant through)
             throws BagStoreException {
+        return buildView(log, definition, through, ViewProgress.NONE);
+    }
+
+    /**
+     * {@link #buildView(String, ViewDefinition, Instant)}, reporting to {@code progress} how far the fold has come.
+     *
+     * @throws ViewEncodingException     another builder published different bytes: the definition is not deterministic
+     * @throws StoreUnavailableException the file system failed; published snapshots stay valid
+     */
+    public <S> ViewSnapshotReport buildView(String log, ViewDefinition<S> definition, Instant through,
+            ViewProgress progress) throws BagStoreException {
         ensureOpen();
-        return new Views(context, this).build(logForReading(log), definition, LogGeometry.micros(through));
+        return new Views(context, this).build(logForReading(log), definition, LogGeometry.micros(through), progress);
     }
 
     // ---------------------------------------------------------------------------------------------------- sealing
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One call seals at most {@link #MAX_SEAL_BUCKETS} buckets (about 11.6 days of 1 s buckets), so that it returns
+     * in bounded time and its report in bounded memory; seal a longer range in several calls, oldest first.
+     *
+     * @throws IllegalArgumentException {@code from} or {@code through} is null, or the range spans more than
+     *                                  {@link #MAX_SEAL_BUCKETS} buckets (nothing was sealed)
+     */
     @Override
     public SealReport sealThrough(String log, Instant from, Instant through) throws BagStoreException {
         ensureOpen();
@@ -537,9 +559,12 @@ public final class FileBagStore implements BagStore {
         long first = g.bucketOf(Math.max(from, LogGeometry.MIN_MICROS));
         long last = g.bucketOf(Math.min(through, LogGeometry.MAX_MICROS) - 1);
         long count = (last - first) / g.widthMicros() + 1;
-        if (count > 1_000_000) {
-            throw new IllegalArgumentException("sealing " + count + " buckets of log '" + h.name() + "' at once is "
-                    + "refused (more than a million): seal a shorter range");
+        if (count > MAX_SEAL_BUCKETS) {
+            throw new IllegalArgumentException("sealing " + count + " buckets of log '" + h.name() + "' in one call ("
+                    + Micros.toInstant(first) + " to " + Micros.toInstant(g.end(last)) + ") is refused: one call seals "
+                    + "at most " + MAX_SEAL_BUCKETS + " buckets (" + Duration.ofNanos(MAX_SEAL_BUCKETS * g.widthMicros()
+                    * 1_000L) + " of this log's " + Duration.ofNanos(g.widthMicros() * 1_000L) + " buckets). Nothing "
+                    + "was sealed: seal the range in several calls of at most that many buckets each, oldest first");
         }
         long now = time.nowMicros();
         if (now < g.dueAt(last)) {

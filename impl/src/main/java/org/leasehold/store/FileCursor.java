@@ -18,8 +18,12 @@ import org.leasehold.store.format.Frames;
  * at open for an unsealed one), in chunks of 64 KiB (larger only for a larger frame). Each refill reads into a fresh
  * chunk, so the messages decoded from a chunk can keep referring to it instead of copying their payloads. Verifies
  * every frame (header, checksum, timestamp inside the bucket and never decreasing) and tells torn tails from
- * corruption: a frame that is incomplete, zero-filled, or fails its checksum as the last thing before the limit is a
- * torn tail (a write that was never acknowledged) and ends the file quietly; anything else that fails is corruption.
+ * corruption: a frame that is incomplete with no valid frame after it, zero-filled, or fails its checksum as the last
+ * thing before the limit is a torn tail (in a sealed bucket, a write that was never acknowledged; in an unsealed one,
+ * an incomplete tail unless the file grew since it was opened) and ends the file; anything else that fails is
+ * corruption. When unreadable records are skipped, reading resumes after corruption at the next position where a
+ * frame's header and checksum are valid (a frame whose checksum holds but whose timestamp is out of place is skipped
+ * alone), and the skipped byte range is reported.
  */
 final class FileCursor {
     static final int BUFFER = 64 << 10;
@@ -74,7 +78,10 @@ final class FileCursor {
         }
     }
 
-    /** One frame: true if found, false at the end, null if a corrupt frame was skipped and the next should be tried. */
+    /**
+     * One frame: true if found, false at the end, null if damaged bytes were skipped and the next frame should be
+     * tried.
+     */
     private Boolean step() throws BagStoreException, IOException {
         long remaining = limit - pos;
         if (remaining <= 0) {
@@ -96,16 +103,23 @@ final class FileCursor {
         } catch (FormatException e) {
             if (e.version() != 0) {
                 unsupported(e.version(), e.getMessage());
+                return false;
             } else if (zerosUntilLimit()) {
                 torn("the rest of the file is zero bytes (space allocated by a write that never completed)");
-            } else {
-                corrupt(pos, e.getMessage());
+                return false;
             }
-            return false;
+            return damaged(e.getMessage());
         }
         if (length > remaining) {
-            torn("a frame of " + length + " bytes, but only " + remaining + " remain");
-            return false;
+            long bad = pos;
+            long next = resync(pos + 1);
+            pos = bad;
+            if (next < 0) {
+                torn("a frame of " + length + " bytes, but only " + remaining + " remain");
+                return false;
+            }
+            return damaged("the frame's header gives a length of " + length + " bytes, more than the " + remaining
+                    + " that remain, and a valid frame follows at offset " + next + " (a damaged length field)");
         }
         if (!ensure(length)) {
             return false;
@@ -113,13 +127,10 @@ final class FileCursor {
         at = (int) (pos - bufFileOffset);
         if (!Frames.checksumMatches(buf, at, length, crc)) {
             if (pos + length == limit) {
-                torn("the last frame (" + length + " bytes) fails its checksum");
+                torn("the last frame (" + length + " bytes) fails its CRC32C checksum");
                 return false;
             }
-            // The header is sound, so the next frame's place is known: skip just this one if allowed.
-            corruptFrame(pos, length, "the frame (" + length + " bytes) fails its CRC32C checksum");
-            pos += length;
-            return null;
+            return damaged("the frame (" + length + " bytes) fails its CRC32C checksum");
         }
         long ts = Frames.getLong(buf, at + Frames.HEADER);
         if (ts < bucket.start() || ts >= bucket.end()) {
@@ -141,6 +152,75 @@ final class FileCursor {
         frameAt = at;
         pos += length;
         return true;
+    }
+
+    /**
+     * Damaged bytes at {@link #pos} whose end the header does not give: when skipping, reported from here to the next
+     * position where a frame's header and checksum are valid, and reading resumes there (null), or to the limit if
+     * there is none (false); otherwise thrown.
+     */
+    private Boolean damaged(String detail) throws BagStoreException, IOException {
+        long bad = pos;
+        if (!bucket.skip()) {
+            corrupt(bad, detail);
+            return false;
+        }
+        long next = resync(bad + 1);
+        if (next < 0) {
+            bucket.problem(new ReadProblem(ReadProblem.Kind.CORRUPT_RECORD, bucket.log(), bucket.path(), name.name(),
+                    bad, limit, detail + "; no valid frame follows, so the rest of the file (" + (limit - bad)
+                    + " bytes) was skipped"));
+            pos = limit;
+            return false;
+        }
+        bucket.problem(new ReadProblem(ReadProblem.Kind.CORRUPT_RECORD, bucket.log(), bucket.path(), name.name(), bad,
+                next, detail + "; " + (next - bad) + " bytes were skipped, reading resumed at offset " + next
+                + " (the next valid frame)"));
+        pos = next;
+        return null;
+    }
+
+    /**
+     * The first offset at or after {@code from} where a frame starts whose header and checksum are valid and that ends
+     * by the limit, or -1 if there is none. Moves {@link #pos}.
+     */
+    private long resync(long from) throws BagStoreException, IOException {
+        for (long p = from; p + Frames.MIN_FRAME <= limit; p++) {
+            pos = p;
+            if (!ensure(Frames.HEADER)) {
+                return -1;
+            }
+            int at = (int) (p - bufFileOffset);
+            if (Frames.getInt(buf, at) != Frames.MAGIC) {
+                continue;
+            }
+            if (validAt(p)) {
+                return p;
+            }
+        }
+        return -1;
+    }
+
+    /** Whether a frame with a valid header and checksum, ending by the limit, starts at {@code p}. Moves {@link #pos}. */
+    private boolean validAt(long p) throws BagStoreException, IOException {
+        if (p + Frames.MIN_FRAME > limit) {
+            return false;
+        }
+        pos = p;
+        if (!ensure(Frames.HEADER)) {
+            return false;
+        }
+        int at = (int) (p - bufFileOffset);
+        int length;
+        try {
+            length = Frames.checkHeader(buf, at, p, bucket.maxFrame());
+        } catch (FormatException e) {
+            return false;
+        }
+        if (length > limit - p || !ensure(length)) {
+            return false;
+        }
+        return Frames.checksumMatches(buf, (int) (p - bufFileOffset), length, crc);
     }
 
     /**
@@ -199,17 +279,25 @@ final class FileCursor {
         }
     }
 
-    private void torn(String detail) {
-        bucket.torn(name.name(), pos, detail);
+    /**
+     * An incomplete tail at {@link #pos}: in a sealed bucket a torn tail; in an unsealed one an incomplete tail,
+     * unless the file has grown since it was opened (a write in progress, which a later read delivers).
+     */
+    private void torn(String detail) throws IOException {
+        if (!bucket.sealed() && ch.size() > limit) {
+            return;
+        }
+        bucket.torn(name.name(), pos, limit, detail);
     }
 
     private void corrupt(long offset, String detail) throws BagStoreException {
         String msg = "corrupt record in log '" + bucket.log() + "', bucket " + bucket.path() + ", data file "
                 + name.name() + " at offset " + offset + ": " + detail + ". Restore the file from a replica or backup, "
-                + "or read with skippingUnreadable() to skip the rest of this file and get a report";
+                + "or read with skippingUnreadable() to skip the damaged bytes up to the next valid frame and get a "
+                + "report";
         if (bucket.skip()) {
             bucket.problem(new ReadProblem(ReadProblem.Kind.CORRUPT_RECORD, bucket.log(), bucket.path(), name.name(),
-                    offset, detail + "; the rest of the file was skipped"));
+                    offset, limit, detail + "; the rest of the file was skipped"));
             return;
         }
         throw new CorruptRecordException(bucket.log(), bucket.path(), name.name(), offset, msg);
@@ -219,7 +307,7 @@ final class FileCursor {
     private void corruptFrame(long offset, int length, String detail) throws BagStoreException {
         if (bucket.skip()) {
             bucket.problem(new ReadProblem(ReadProblem.Kind.CORRUPT_RECORD, bucket.log(), bucket.path(), name.name(),
-                    offset, detail + "; this frame (" + length + " bytes) was skipped"));
+                    offset, offset + length, detail + "; this frame (" + length + " bytes) was skipped"));
             return;
         }
         corrupt(offset, detail);
@@ -231,7 +319,7 @@ final class FileCursor {
                 + "(or read with skippingUnreadable() to skip the rest of this file and get a report)";
         if (bucket.skip()) {
             bucket.problem(new ReadProblem(ReadProblem.Kind.UNSUPPORTED_VERSION, bucket.log(), bucket.path(),
-                    name.name(), pos, detail + "; the rest of the file was skipped"));
+                    name.name(), pos, limit, detail + "; the rest of the file was skipped"));
             return;
         }
         throw new UnsupportedFormatVersionException(bucket.log(), bucket.path(), name.name(), pos, version, msg);
@@ -239,6 +327,8 @@ final class FileCursor {
 
     private void shortFile(long at) throws BagStoreException {
         if (!bucket.sealed()) {
+            bucket.torn(name.name(), at, limit, "the file ends at " + at + " bytes, shorter than the " + limit
+                    + " it had when the read opened it: it was cut while being read");
             return;
         }
         corrupt(at, "the file ends at " + at + " bytes but the bucket's lock file lists " + limit

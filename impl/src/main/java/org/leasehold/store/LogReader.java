@@ -74,6 +74,8 @@ final class LogReader implements MessageStream {
     /** A binary min-heap of the bucket's cursors by {@link #before}; {@code heap[0]} holds the next frame. */
     private FileCursor[] heap = new FileCursor[8];
     private int size;
+    /** The top cursor whose current frame is being delivered: advanced once its messages are returned. */
+    private FileCursor delivered;
     /** The frame being delivered, and the next message of it. */
     private final Frames.View view = new Frames.View();
     private boolean viewing;
@@ -201,9 +203,19 @@ final class LogReader implements MessageStream {
 
         @Override
         public void torn(String file, long offset, String detail) {
+            torn(file, offset, -1, detail);
+        }
+
+        @Override
+        public void torn(String file, long offset, long end, String detail) {
             if (sealed) {
-                problems.add(new ReadProblem(ReadProblem.Kind.TORN_TAIL, log.name(), path, file, offset, detail
-                        + "; dropped (a write that was never acknowledged)"));
+                problems.add(new ReadProblem(ReadProblem.Kind.TORN_TAIL, log.name(), path, file, offset, end, detail
+                        + "; dropped (a write that was never acknowledged, or the file was cut before the bucket was "
+                        + "sealed)"));
+            } else {
+                problems.add(new ReadProblem(ReadProblem.Kind.INCOMPLETE_TAIL, log.name(), path, file, offset, end,
+                        "tail not complete: a write in progress or a cut file (" + detail + "; the file has not grown "
+                        + "since this read opened it); not delivered by this read"));
             }
         }
 
@@ -228,23 +240,29 @@ final class LogReader implements MessageStream {
                 return new Message(log.name(), current.startInstant, bodyWriter, bodyFile, bodyOffset, i, bodyTimestamp,
                         view.leases(), view.array(), view.offset(i), view.length(i), !current.sealed);
             }
+            if (delivered != null) {
+                // The classic k-way merge step: advance the top and sift it down (or replace it by the last). Only
+                // once its frame was delivered, so that a damage found by the advance raises after that frame.
+                FileCursor c = delivered;
+                delivered = null;
+                if (!c.advance()) {
+                    c.close();
+                    heap[0] = heap[--size];
+                    heap[size] = null;
+                }
+                if (size > 1) {
+                    siftDown(0);
+                }
+                continue;
+            }
             if (size == 0) {
                 if (!advanceSource()) {
                     return null;
                 }
                 continue;
             }
-            FileCursor c = heap[0];
-            emit(c);
-            // The classic k-way merge step: advance the top and sift it down (or replace it by the last).
-            if (!c.advance()) {
-                c.close();
-                heap[0] = heap[--size];
-                heap[size] = null;
-            }
-            if (size > 1) {
-                siftDown(0);
-            }
+            emit(heap[0]);
+            delivered = heap[0];
         }
     }
 
@@ -299,7 +317,7 @@ final class LogReader implements MessageStream {
             String detail = e.getMessage();
             if (request.skipUnreadable()) {
                 problems.add(new ReadProblem(ReadProblem.Kind.CORRUPT_RECORD, log.name(), current.path, c.name.name(),
-                        c.frameOffset, detail + "; the frame was skipped"));
+                        c.frameOffset, c.frameOffset + c.frameLength, detail + "; the frame was skipped"));
                 return;
             }
             throw new CorruptRecordException(log.name(), current.path, c.name.name(), c.frameOffset, "corrupt record in "
@@ -676,6 +694,7 @@ final class LogReader implements MessageStream {
     }
 
     private void closeCursors() {
+        delivered = null;
         for (int i = 0; i < size; i++) {
             heap[i].close();
             heap[i] = null;

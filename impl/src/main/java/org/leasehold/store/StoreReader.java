@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -12,14 +13,17 @@ import org.leasehold.bag.MessageStream;
 import org.leasehold.bag.ReadRequest;
 import org.leasehold.bag.StoreUnavailableException;
 import org.leasehold.bag.UnknownLogException;
+import org.leasehold.bag.ViewDefinition;
+import org.leasehold.bag.ViewState;
 import org.leasehold.fs.NfsSafeFiles;
+import org.leasehold.time.Micros;
 import org.leasehold.time.TimeSource;
 
 /**
  * A read-only view of a bag store, for tools and readers that never append or seal: it takes no writer identity (no
  * machine-local writer lock, so it never shifts the {@code <host>-<instance>} identities of this machine's writers),
  * runs no metronome and creates nothing, not even a log it is asked about. Its reads are those of
- * {@link FileBagStore#read}; {@link #logs()} and {@link #survey} list what is on disk. Thread-safe.
+ * {@link FileBagStore#read}; {@link #logs()}, {@link #survey}, {@link #segments} and {@link #views} list what is on disk. Thread-safe.
  */
 public final class StoreReader implements AutoCloseable {
     private final FileBagStore store;
@@ -114,6 +118,55 @@ public final class StoreReader implements AutoCloseable {
      */
     public SegmentSurvey segments(String log) throws BagStoreException {
         return SegmentSurvey.of(store.context(), store.logForReading(log));
+    }
+
+    /**
+     * The start of the earliest bucket of {@code log} on disk, as a bucket directory or inside a published segment, or
+     * null if it has none. Lists one directory a level down to the first bucket, and the segments.
+     *
+     * @throws UnknownLogException       the log does not exist
+     * @throws StoreUnavailableException listing failed
+     */
+    public Instant firstBucket(String log) throws BagStoreException {
+        LogHandle h = store.logForReading(log);
+        long first = Long.MAX_VALUE;
+        try {
+            long b = new BucketWalker(fs, h.dir(), h.geometry().widthMicros(), LogGeometry.MIN_MICROS,
+                    LogGeometry.MAX_MICROS).next();
+            if (b >= 0) {
+                first = b;
+            }
+        } catch (IOException e) {
+            throw new StoreUnavailableException("listing log '" + log + "' under " + root + " failed: "
+                    + IoErrors.describe(e) + "; " + IoErrors.advice(e), e);
+        }
+        Instant seg = segments(log).first();
+        if (seg != null) {
+            first = Math.min(first, Micros.of(seg));
+        }
+        return first == Long.MAX_VALUE ? null : Micros.toInstant(first);
+    }
+
+    /**
+     * The materialized views of {@code log} and their snapshots: see {@link ViewSurvey}. One listing per view and one
+     * open per snapshot.
+     *
+     * @throws UnknownLogException       the log does not exist
+     * @throws StoreUnavailableException listing or sizing failed
+     */
+    public ViewSurvey views(String log) throws BagStoreException {
+        return ViewSurvey.of(store.context(), store.logForReading(log));
+    }
+
+    /**
+     * The state of {@code definition}'s view of {@code log}, read as {@link FileBagStore#view(String, ViewDefinition,
+     * boolean)} reads it; builds and publishes nothing.
+     *
+     * @throws UnknownLogException the log does not exist
+     */
+    public <S> ViewState<S> view(String log, ViewDefinition<S> definition, boolean includeUnsealed)
+            throws BagStoreException {
+        return store.view(log, definition, includeUnsealed);
     }
 
     @Override

@@ -120,6 +120,12 @@ final class Views {
      * @throws StoreUnavailableException the file system failed; a published snapshot stays valid
      */
     <S> ViewSnapshotReport build(LogHandle log, ViewDefinition<S> def, long through) throws BagStoreException {
+        return build(log, def, through, ViewProgress.NONE);
+    }
+
+    /** {@link #build(LogHandle, ViewDefinition, long)}, reporting to {@code progress}. */
+    <S> ViewSnapshotReport build(LogHandle log, ViewDefinition<S> def, long through, ViewProgress progress)
+            throws BagStoreException {
         checkName(def);
         LogGeometry g = log.geometry();
         long b = boundary(g, through, ctx.time().nowMicros());
@@ -130,22 +136,31 @@ final class Views {
         try {
             Found<S> start = latest(log, def, b);
             if (start != null && start.boundary() == b) {
+                progress.starting(b, b, g.widthMicros());
                 removePrepared(dir, name);
                 return new ViewSnapshotReport(log.name(), def.name(), Micros.toInstant(b), name,
                         ViewSnapshotReport.Outcome.ALREADY_PUBLISHED, 0, fs.openAndSize(fin));
             }
             long from = start == null ? LogGeometry.MIN_MICROS : start.boundary();
-            sealBefore(log, from, b);
+            long first = sealBefore(log, from, b);
+            progress.starting(from == LogGeometry.MIN_MICROS ? Math.min(first, b) : from, b, g.widthMicros());
             S state = start == null ? def.initial() : start.state();
             long n = 0;
+            long reported = Long.MIN_VALUE;
             try (MessageStream s = store.read(new ReadRequest(log.name(), Micros.toInstant(from), Micros.toInstant(b),
                     def.leaseNames(), false, false))) {
                 Message m;
                 while ((m = s.next()) != null) {
                     state = def.apply(state, m);
                     n++;
+                    long bucket = Micros.of(m.bucket());
+                    if (bucket != reported) {
+                        progress.folded(bucket);
+                        reported = bucket;
+                    }
                 }
             }
+            progress.folded(b);
             byte[] bytes = ViewSnapshotFile.encode(new ViewSnapshotFile.Snapshot(b, digest, def.name(),
                     def.encode(state)));
             fs.createDirectory(log.dir().resolve(VIEWS));
@@ -208,12 +223,18 @@ final class Views {
                 + "left in place and this one discarded; make the definition deterministic and change its version");
     }
 
-    /** Seals every existing bucket directory of {@code [from, to)} that is not sealed yet. */
-    private void sealBefore(LogHandle log, long from, long to) throws BagStoreException, IOException {
+    /**
+     * Seals every existing bucket directory of {@code [from, to)} that is not sealed yet; returns the start of the
+     * first of them, or {@code to} if there is none.
+     */
+    private long sealBefore(LogHandle log, long from, long to) throws BagStoreException, IOException {
         BucketWalker w = new BucketWalker(fs, log.dir(), log.geometry().widthMicros(), from, to);
+        long first = to;
         for (long bucket = w.next(); bucket >= 0; bucket = w.next()) {
+            first = Math.min(first, bucket);
             ctx.sealer().seal(log, bucket, false, null);
         }
+        return first;
     }
 
     /** The latest readable snapshot with a boundary at or before {@code atMost}, or null. */

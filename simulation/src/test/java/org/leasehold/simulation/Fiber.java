@@ -112,11 +112,4 @@ final class Fiber {
     void sleep(long micros) {
         sleepUntilLocal(machine.clock().nowMicros() + micros);
     }
-
-    /** Waits for the thread to end (after the run: every fiber is done or parked forever). */
-    void abandon() {
-        if (!done) {
-            killed = true;
-        }
-    }
 }

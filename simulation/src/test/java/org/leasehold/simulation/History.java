@@ -62,6 +62,7 @@ final class History {
     final List<Observation> observations = new ArrayList<>();
     final List<String> notes = new ArrayList<>();
     final List<String> refusedOperations = new ArrayList<>();
+    final Map<String, Long> refusals = new java.util.TreeMap<>();
     private final Map<String, Integer> ordinals = new HashMap<>();
     long acknowledged;
     long refused;
@@ -79,7 +80,10 @@ final class History {
         answers.put(a.id(), a);
         switch (a.status()) {
             case ACKNOWLEDGED -> acknowledged++;
-            case REFUSED -> refused++;
+            case REFUSED -> {
+                refused++;
+                refusals.merge(a.reason(), 1L, Long::sum);
+            }
             case UNKNOWN -> unknown++;
             default -> {
                 // Submitted, not answered yet.

@@ -95,7 +95,7 @@ final class Machine implements NfsHost {
         down = false;
         client = new SimNfsClient(sim.server(), this, sim.nfsModel(), id + "#" + incarnation);
         store = new SimStore(sim.storeConfig(client.path("/store")), id + "-0", clock, client.path("/store/"
-                + Simulation.LOG), Simulation.LOG);
+                + Simulation.LOG), Simulation.LOG, sim.trustModeBits());
         scheduler.trace().record(scheduler.now(), "BOOT " + id + "#" + incarnation);
         long now = scheduler.now();
         if (role == Role.OPERATOR) {

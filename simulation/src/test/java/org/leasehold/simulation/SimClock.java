@@ -47,11 +47,6 @@ final class SimClock implements TimeSource {
         return t;
     }
 
-    /** How far this clock is from true time now, µs. */
-    long errorNow() {
-        return localOf(scheduler.now()) - scheduler.now();
-    }
-
     @Override
     public Clock clock() {
         return clock;

@@ -25,8 +25,12 @@ final class Simulation {
     /** The first instant of every run (true time). */
     static final long START = 1_795_000_000_000_000L;
 
-    /** What to run. */
-    record Options(long seed, long operations, NfsModel nfs) {
+    /**
+     * What to run.
+     *
+     * @param trustModeBits BROKEN writers that trust mode bits instead of the prelock (see {@code SimStore})
+     */
+    record Options(long seed, long operations, NfsModel nfs, boolean trustModeBits) {
     }
 
     /** What a run did and what the checker found. */
@@ -101,6 +105,10 @@ final class Simulation {
         return nfs;
     }
 
+    boolean trustModeBits() {
+        return options.trustModeBits();
+    }
+
     History history() {
         return history;
     }
@@ -155,7 +163,7 @@ final class Simulation {
         }
         Machine operator = new Machine(this, "operator", new SimClock(scheduler, START, 0, 0), Machine.Role.OPERATOR);
         operator.boot();
-        Fiber last = operator.sealEverything(START - 60_000_000L, end + 2 * error.toNanos() / 1_000 + 1);
+        Fiber last = operator.sealEverything(START - 60_000_000L, end + 5_000_000L);
         stopFaults = true;
         scheduler.runUntil(Long.MAX_VALUE, () -> last.done() && allDone());
         engine.close();
@@ -166,12 +174,13 @@ final class Simulation {
         }
         Checker checker = new Checker(server, LOG, history, width.toNanos() / 1_000);
         violations.addAll(checker.check());
-        String summary = String.format("%d operations (%d hand-overs), %.1f s simulated, %d grants, %d acknowledged, %d refused, "
-                + "%d unknown, %d visible, %d sealed buckets, %d successor reads, %d reader observations, %d notes; "
-                + "width %s, grace %s, error %s, flush %s, %d names, %d machines", scheduler.operations(), scheduler.handOvers(),
-                (end - START) / 1e6, history.grants.size(), history.acknowledged, history.refused, history.unknown,
-                checker.visible(), checker.buckets(), history.successorReads.size(), history.observations.size(),
-                history.notes.size(), width, grace, error, flush.mode(), names.size(), machines.size());
+        String summary = String.format("%d operations (%d hand-overs), %.1f s simulated, %d grants, "
+                + "%d acknowledged, %d refused %s, %d unknown, %d visible, %d sealed buckets, %d successor reads, "
+                + "%d reader observations, %d notes; width %s, grace %s, error %s, flush %s, %d names, %d machines",
+                scheduler.operations(), scheduler.handOvers(), (end - START) / 1e6, history.grants.size(),
+                history.acknowledged, history.refused, history.refusals, history.unknown, checker.visible(),
+                checker.buckets(), history.successorReads.size(), history.observations.size(), history.notes.size(),
+                width, grace, error, flush.mode(), names.size(), machines.size());
         return new Result(options.seed(), scheduler.operations(), trace.events(), trace.digest(), violations, summary,
                 trace.last());
     }

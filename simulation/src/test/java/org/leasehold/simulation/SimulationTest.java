@@ -11,6 +11,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.UnaryOperator;
 
 import org.junit.jupiter.api.Test;
 import org.leasehold.simulation.nfs.NfsModel;
@@ -31,11 +32,11 @@ class SimulationTest {
     static NfsModel nfs(long seed) {
         SplittableRandom r = new SplittableRandom(seed ^ 0x5eed);
         return new NfsModel(1_000_000L + r.nextLong(59_000_000L), 1_000_000L + r.nextLong(59_000_000L),
-                r.nextBoolean() || true, 0.02 + r.nextDouble() * 0.2, r.nextInt(4) != 0, false, false);
+                true, 0.02 + r.nextDouble() * 0.2, r.nextInt(4) != 0, false, false);
     }
 
     static Simulation.Result run(long seed, long operations, NfsModel model) {
-        return new Simulation(new Simulation.Options(seed, operations, model)).run();
+        return new Simulation(new Simulation.Options(seed, operations, model, false)).run();
     }
 
     @Test
@@ -101,24 +102,29 @@ class SimulationTest {
     }
 
     @Test
+    void writersTrustingModeBitsAreCaught() {
+        assertCaught(UnaryOperator.identity(), true, "writers that trust mode bits instead of the prelock");
+    }
+
+    @Test
     void listingFromTheCacheIsCaught() {
-        assertCaught(model -> model.withListFromCache(), "listing a directory from the client's cache");
+        assertCaught(NfsModel::withListFromCache, false, "a client listing directories from its cache");
     }
 
     @Test
     void sizeFromTheCacheIsCaught() {
-        assertCaught(model -> model.withSizeFromCache(), "sizes from cached attributes (no close-to-open)");
+        assertCaught(NfsModel::withSizeFromCache, false, "a client taking sizes from cached attributes (no "
+                + "close-to-open)");
     }
 
-    private static void assertCaught(java.util.function.UnaryOperator<NfsModel> broken, String what) {
+    private static void assertCaught(UnaryOperator<NfsModel> broken, boolean trustModeBits, String what) {
         List<String> tried = new ArrayList<>();
         for (long seed = 1; seed <= 8; seed++) {
             NfsModel model = broken.apply(nfs(seed));
-            Simulation.Result r = run(seed, 60_000, model);
+            Simulation.Result r = new Simulation(new Simulation.Options(seed, 60_000, model, trustModeBits)).run();
             tried.add("seed " + seed + ": " + r.violations().size() + " violations");
             if (!r.violations().isEmpty()) {
-                System.out.println("broken client (" + what + "), seed " + seed + ": caught: "
-                        + r.violations().get(0));
+                System.out.println("broken (" + what + "), seed " + seed + ": caught: " + r.violations().get(0));
                 return;
             }
         }

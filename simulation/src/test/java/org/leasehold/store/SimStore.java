@@ -43,6 +43,7 @@ public final class SimStore {
     private final DataFiles files;
     private final FileRunWriter writer;
     private final long maxLease;
+    private final boolean trustModeBits;
     private final Set<Long> successorSealed = new HashSet<>();
     private long lastQueued = Long.MIN_VALUE;
 
@@ -51,6 +52,17 @@ public final class SimStore {
      * {@code logDir}, with the geometry of {@code config}.
      */
     public SimStore(BagStoreConfig config, String writerId, TimeSource time, Path logDir, String logName) {
+        this(config, writerId, time, logDir, logName, false);
+    }
+
+    /**
+     * As above; with {@code trustModeBits} the writer is BROKEN on purpose: it decides a late write by re-opening its
+     * data file for writing (refused once a sealer made it read-only) instead of looking for the {@code prelock} and
+     * reading the lock file, which root, or a descriptor opened before the chmod, gets past.
+     */
+    public SimStore(BagStoreConfig config, String writerId, TimeSource time, Path logDir, String logName,
+            boolean trustModeBits) {
+        this.trustModeBits = trustModeBits;
         NfsSafeFiles fs = new NfsSafeFiles();
         this.time = time;
         this.sealer = new Sealer(fs, writerId == null ? "sealer" : writerId, time);
@@ -152,9 +164,37 @@ public final class SimStore {
         writer.write(fileRuns);
         files.closeRetired();
         long now = time.nowMicros();
-        check.decide(fileRuns, sizesBefore, now);
+        if (trustModeBits) {
+            decideByModeBits(fileRuns, now);
+        } else {
+            check.decide(fileRuns, sizesBefore, now);
+        }
         files.closeDue(now);
         check.forgetDue(now);
+    }
+
+    /** The broken decision: on time, or the data file can still be opened for writing. */
+    private void decideByModeBits(List<FileRun> fileRuns, long now) {
+        for (FileRun s : fileRuns) {
+            boolean writable = now < g.onTimeUntil(s.file.bucket);
+            if (!writable) {
+                try (java.nio.channels.FileChannel ch = ctx.files().openForAppend(s.file.path)) {
+                    writable = true;
+                } catch (java.io.IOException e) {
+                    writable = false;
+                }
+            }
+            for (PendingAppend p : s.items) {
+                if (s.writeError != null || s.flushError != null) {
+                    p.fail(new org.leasehold.bag.WriteOutcomeUnknownException("write failed", s.writeError));
+                } else if (writable) {
+                    p.result = new Appended(log.name(), Micros.toInstant(p.bucket), ctx.writerId(), p.file.name,
+                            p.offset, p.length, Micros.toInstant(p.t), p.messages);
+                } else {
+                    p.fail(check.refuseSealed(p.bucket));
+                }
+            }
+        }
     }
 
     /** As {@code Appender.plan}. */

@@ -20,7 +20,6 @@ final class SimChannel extends FileChannel {
     private final SimNfsServer.Node node;
     private final SimPath path;
     private final boolean writable;
-    private final int sizeAtOpen;
     /** This client's view of the file: what it found at open plus what it wrote; [dirtyFrom, dirtyTo) not sent. */
     private byte[] shadow;
     private int shadowSize;
@@ -29,12 +28,11 @@ final class SimChannel extends FileChannel {
     private long position;
     private boolean lost;
 
-    SimChannel(SimNfsClient client, SimNfsServer.Node node, SimPath path, boolean writable, int sizeAtOpen) {
+    SimChannel(SimNfsClient client, SimNfsServer.Node node, SimPath path, boolean writable) {
         this.client = client;
         this.node = node;
         this.path = path;
         this.writable = writable;
-        this.sizeAtOpen = sizeAtOpen;
         if (writable) {
             shadow = node.bytes();
             shadowSize = shadow.length;
@@ -217,7 +215,7 @@ final class SimChannel extends FileChannel {
         if (writable) {
             return shadowSize;
         }
-        return client.cachedSize(node, sizeAtOpen);
+        return client.cachedSize(node);
     }
 
     // ------------------------------------------------------------------------------------------------ refused

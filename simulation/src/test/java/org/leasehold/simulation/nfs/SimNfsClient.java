@@ -134,7 +134,7 @@ public final class SimNfsClient extends FileSystem {
     }
 
     /** The size of an open file: from the cached attributes while they live, else fetched again. */
-    int cachedSize(SimNfsServer.Node n, int atOpen) {
+    int cachedSize(SimNfsServer.Node n) {
         Attributes a = attributes.get(n.id);
         if (a != null && a.expires > host.now()) {
             return a.size;
@@ -283,7 +283,7 @@ public final class SimNfsClient extends FileSystem {
             }
             remember(dir, n, made);
             attributesFetched(made);
-            return track(new SimChannel(this, made, p, true, 0));
+            return track(new SimChannel(this, made, p, true));
         }
         host.step(write ? "OPEN_WRITE" : "OPEN_READ", p.toString());
         SimNfsServer.Node node = openLookup(p);
@@ -296,15 +296,12 @@ public final class SimNfsClient extends FileSystem {
         if (!read && !write) {
             throw new IOException("no access mode: " + p);
         }
-        int size;
         Attributes a = attributes.get(node.id);
-        if (model.sizeFromCache() && a != null && a.expires > host.now()) {
-            size = a.size;
-        } else {
+        if (!(model.sizeFromCache() && a != null && a.expires > host.now())) {
+            // Close-to-open: fresh attributes at open; the size of the open file comes from them while they live.
             attributesFetched(node);
-            size = node.size;
         }
-        return track(new SimChannel(this, node, p, write, size));
+        return track(new SimChannel(this, node, p, write));
     }
 
     private SimChannel track(SimChannel c) {

@@ -22,6 +22,7 @@ import org.leasehold.bag.BucketSealedException;
 import org.leasehold.bag.LeaseStamp;
 import org.leasehold.bag.Message;
 import org.leasehold.bag.MessageStream;
+import org.leasehold.bag.TimestampOutOfRangeException;
 import org.leasehold.bag.WriteOutcomeUnknownException;
 import org.leasehold.lease.HolderId;
 import org.leasehold.lease.Lease;
@@ -281,14 +282,23 @@ final class Machine implements NfsHost {
                 a = new History.Answer(ids[m], History.Status.UNKNOWN, o.failure().getMessage(), o.timestamp(), null,
                         -1, m, name, generation);
             } else {
-                a = new History.Answer(ids[m], History.Status.REFUSED, o.failure().getClass().getSimpleName()
-                        + (o.failure() instanceof BucketSealedException bs ? " " + bs.reason() : ""), o.timestamp(),
-                        null, -1, m, name, generation);
+                a = new History.Answer(ids[m], History.Status.REFUSED, reason(o.failure()), o.timestamp(), null, -1, m,
+                        name, generation);
             }
             sim.history().answered(a);
             scheduler.trace().record(scheduler.now(), id + " " + a.status() + " " + ids[m] + " " + a.reason()
                     + " " + a.file() + "@" + a.offset());
         }
+    }
+
+    private static String reason(BagStoreException e) {
+        if (e instanceof BucketSealedException bs) {
+            return "BucketSealedException " + bs.reason();
+        }
+        if (e instanceof TimestampOutOfRangeException ts) {
+            return "TimestampOutOfRangeException " + ts.reason();
+        }
+        return e.getClass().getSimpleName();
     }
 
     static byte[] payload(long id, int filler) {

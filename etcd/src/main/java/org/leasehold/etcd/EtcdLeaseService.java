@@ -315,6 +315,10 @@ public final class EtcdLeaseService implements LeaseService {
                 return null;
             }
             Map<String, EtcdStore.Read> reads = store.read(List.of(p.names), initialFloor);
+            // The clock is read after the snapshot: whatever the snapshot shows ended before this instant, and
+            // anything that changes the names after it makes the commit fail (so the grant is at or after it).
+            now = time.nowMicros();
+            mayWait = p.waitUntil > now;
             if (p.registered && !queuedOnAll(p, reads)) {
                 // This front's etcd lease was lost while the request waited: it queues again, at the back.
                 p.registered = false;
@@ -891,8 +895,8 @@ public final class EtcdLeaseService implements LeaseService {
         }
         for (int round = 0; round < MAX_ROUNDS; round++) {
             ensureOpen();
-            long now = time.nowMicros();
             Map<String, EtcdStore.Read> reads = store.read(lease.names(), initialFloor);
+            long now = time.nowMicros();
             NameRecord.Holder[] holders = find(lease, reads, now);
             T early = change.apply(holders, reads, now);
             if (early != null) {

@@ -67,6 +67,13 @@ public record EtcdConfig(List<URI> endpoints, String prefix, String serviceId, D
      * @throws IllegalArgumentException naming the part that is wrong
      */
     public static EtcdConfig parse(String spec) {
+        EtcdConfig d = defaults(List.of());
+        return parse(spec, d.maxLeaseDuration(), d.grace(), d.clockErrorBound());
+    }
+
+    /** Like {@link #parse(String)}, with the times the caller runs with unless the specification gives its own. */
+    public static EtcdConfig parse(String spec, Duration maxLeaseDefault, Duration graceDefault,
+            Duration clockErrorDefault) {
         String s = Check.text("etcd", spec, "give etcd:<host:port>[,<host:port>...][?option=value&...]").trim();
         String body;
         if (s.startsWith("etcd://")) {
@@ -90,9 +97,9 @@ public record EtcdConfig(List<URI> endpoints, String prefix, String serviceId, D
         Path trust = null;
         Path cert = null;
         Path key = null;
-        Duration maxLease = c.maxLeaseDuration();
-        Duration grace = c.grace();
-        Duration clockError = c.clockErrorBound();
+        Duration maxLease = maxLeaseDefault;
+        Duration grace = graceDefault;
+        Duration clockError = clockErrorDefault;
         Duration callTimeout = c.callTimeout();
         Duration sessionTtl = c.sessionTtl();
         String serviceId = null;

@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -83,6 +82,7 @@ public final class EtcdLeaseService implements LeaseService {
     public static final Duration MAX_IN_DOUBT_HOLD = Duration.ofDays(1);
     private static final long NONE = Long.MIN_VALUE;
     private static final int MAX_ROUNDS = 10_000;
+    private static final long WATCH_RETRY_MICROS = 200_000;
 
     private final EtcdConfig config;
     private final TimeSource time;
@@ -171,8 +171,8 @@ public final class EtcdLeaseService implements LeaseService {
             return t;
         });
         this.store = new EtcdStore(config);
-        store.watch(this::changed, this::wakeAll);
-        this.openTimer = quiet > 0 ? time.schedule(availableFrom, () -> dispatcher.execute(this::wakeAll)) : null;
+        store.watch(this::changed, this::watchFailed);
+        this.openTimer = quiet > 0 ? time.schedule(availableFrom, () -> later(this::wakeAll)) : null;
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-7001 etcd lease service {0} started on {1} (prefix {2}, max lease "
                 + "{3}, grace {4}, clock error {5})", serviceId, config.endpoints(), config.prefix(),
                 config.maxLeaseDuration(), config.grace(), config.clockErrorBound());
@@ -247,7 +247,7 @@ public final class EtcdLeaseService implements LeaseService {
             }
         });
         if (p.rerun.get()) {
-            dispatcher.execute(() -> drive(p));
+            later(() -> drive(p));
         }
         return p.future;
     }
@@ -405,7 +405,7 @@ public final class EtcdLeaseService implements LeaseService {
         }
         p.registered = true;
         if (p.timeout == null) {
-            p.timeout = time.schedule(p.waitUntil, () -> dispatcher.execute(() -> drive(p)));
+            p.timeout = time.schedule(p.waitUntil, () -> later(() -> drive(p)));
         }
         return true;
     }
@@ -457,7 +457,7 @@ public final class EtcdLeaseService implements LeaseService {
             old.cancel();
         }
         p.wake = at == Long.MAX_VALUE || at >= p.waitUntil ? null
-                : time.schedule(at, () -> dispatcher.execute(() -> drive(p)));
+                : time.schedule(at, () -> later(() -> drive(p)));
     }
 
     /** Decides {@code p} again, on a dispatcher thread (woken by a change, a deadline or its timeout). */
@@ -518,13 +518,33 @@ public final class EtcdLeaseService implements LeaseService {
         }
         for (Pending p : s) {
             p.rerun.set(true);
-            dispatcher.execute(() -> drive(p));
+            later(() -> drive(p));
         }
+    }
+
+    /** Runs {@code task} on a dispatcher thread (nothing once the service is closed). */
+    private void later(Runnable task) {
+        try {
+            dispatcher.execute(task);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // Closed: waiting requests were failed by close().
+        }
+    }
+
+    /** The watch failed: watch again a little later (of this service's time), and decide every queued request. */
+    private void watchFailed() {
+        if (closed) {
+            return;
+        }
+        time.schedule(Micros.plus(time.nowMicros(), WATCH_RETRY_MICROS), () -> later(() -> {
+            store.watch(this::changed, this::watchFailed);
+            wakeAll();
+        }));
     }
 
     private void wakeAll() {
         for (Pending p : allWaiting) {
-            dispatcher.execute(() -> drive(p));
+            later(() -> drive(p));
         }
     }
 

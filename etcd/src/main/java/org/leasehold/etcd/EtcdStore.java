@@ -266,9 +266,9 @@ final class EtcdStore implements AutoCloseable {
     // ------------------------------------------------------------------------------------------------ watch
 
     /**
-     * Watches every key of the prefix from the current revision on: {@code onName} gets the name of each change,
-     * {@code onGap} is called when changes may have been missed (the watch failed, or fell behind a compaction) and
-     * the watch was started again.
+     * Watches every key of the prefix from the current revision on: {@code onName} gets the name of each change;
+     * {@code onGap} is called once when the watch failed (changes may have been missed: it fell behind a compaction,
+     * or etcd refused it); the caller starts it again.
      */
     void watch(Consumer<String> onName, Runnable onGap) {
         if (closed) {
@@ -287,7 +287,6 @@ final class EtcdStore implements AutoCloseable {
             }
             LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-7004 the etcd watch of prefix {0} failed ({1}): "
                     + "watching again and waking every queued request", prefix, String.valueOf(t));
-            watch(onName, onGap);
             onGap.run();
         });
         watcher = client.getWatchClient().watch(bytes(prefix), WatchOption.builder().isPrefix(true).build(), listener);

@@ -168,7 +168,7 @@ class EtcdFaultTest {
     }
 
     /** Runs the workers on both fronts, applies {@code fault} after a while, lets them go on, then checks. */
-    private void runHistory(Runnable fault) throws Exception {
+    private void runHistory(Fault fault) throws Exception {
         AtomicBoolean stop = new AtomicBoolean();
         ExecutorService pool = Executors.newFixedThreadPool(WORKERS);
         List<Future<?>> done = new ArrayList<>();
@@ -194,6 +194,11 @@ class EtcdFaultTest {
         assertTrue(before > 0, "grants before the fault: " + summary());
         List<String> violations = new LeaseHistoryChecker().check(new ArrayList<>(history));
         assertEquals(List.of(), violations.subList(0, Math.min(10, violations.size())), summary());
+    }
+
+    /** What the test does to the cluster in the middle of the history. */
+    private interface Fault {
+        void run() throws Exception;
     }
 
     private String summary() {

@@ -117,12 +117,17 @@ class EtcdFaultTest {
 
     @Test
     void losingTheQuorumFailsCallsAsUnavailableReportsJeopardyAndGrantsNothingTwice() throws Exception {
-        Lease kept = front1.acquire(LeaseRequest.builder(new HolderId("keeper", "k"), "kept/1").build());
+        // The kept lease lives on a service with a longer maximum lease, so that it can outlast the outage.
+        EtcdLeaseService keeperFront = new EtcdLeaseService(EtcdConfig.defaults(cluster.endpoints())
+                .withPrefix("faults/" + UUID.randomUUID() + "/").withServiceId("keeper")
+                .withTimes(Duration.ofSeconds(20), Duration.ofMillis(200), Duration.ZERO, Duration.ZERO)
+                .withCallTimeout(Duration.ofSeconds(1)), time);
+        Lease kept = keeperFront.acquire(LeaseRequest.builder(new HolderId("keeper", "k"), "kept/1").build());
         List<SessionEvent> events = Collections.synchronizedList(new ArrayList<>());
         CountDownLatch jeopardy = new CountDownLatch(1);
         CountDownLatch safe = new CountDownLatch(1);
-        try (LeaseKeeper keeper = new LeaseKeeper(front1, time, () -> Duration.ZERO)) {
-            KeptLease k = keeper.keep(kept, Duration.ofSeconds(1), e -> {
+        try (keeperFront; LeaseKeeper keeper = new LeaseKeeper(keeperFront, time, () -> Duration.ZERO)) {
+            KeptLease k = keeper.keep(kept, Duration.ofSeconds(20), e -> {
                 events.add(e);
                 if (e.type() == SessionEvent.Type.JEOPARDY) {
                     jeopardy.countDown();
@@ -138,14 +143,14 @@ class EtcdFaultTest {
                 LeaseServiceUnavailableException e = assertThrows(LeaseServiceUnavailableException.class,
                         () -> front2.acquire(LeaseRequest.builder(new HolderId("probe", "p"), "quorum/1").build()));
                 assertTrue(e.getMessage().contains("etcd at") && e.getMessage().contains("quorum"), e.getMessage());
-                assertFalse(front2.check("kept/1", kept.grant("kept/1").generation()),
+                assertFalse(keeperFront.check("kept/1", kept.grant("kept/1").generation()),
                         "without an answer from etcd a check fails closed");
                 await(jeopardy, "the kept lease reported jeopardy while the quorum was lost: " + events);
                 cluster.restart(leader);
                 cluster.restart(other);
             });
             await(safe, "the kept lease reported safe once the quorum was back: " + events);
-            assertTrue(front2.check("kept/1", kept.grant("kept/1").generation()), "still held after the outage");
+            assertTrue(keeperFront.check("kept/1", kept.grant("kept/1").generation()), "still held after the outage");
             k.release(null, null);
         }
         assertTrue(front2.inspect("quorum/", 10).stream().allMatch(s -> s.holders().isEmpty()),
@@ -154,7 +159,7 @@ class EtcdFaultTest {
     }
 
     private void await(CountDownLatch latch, String what) throws InterruptedException {
-        assertTrue(latch.await(30, TimeUnit.SECONDS), what);
+        assertTrue(latch.await(60, TimeUnit.SECONDS), what);
     }
 
     private void awaitServiceTime(Duration d) {

@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 
+import org.leasehold.backend.LeaseBackends;
 import org.leasehold.config.Check;
 import org.leasehold.engine.EngineConfig;
 import org.leasehold.store.FlushPolicy;
@@ -19,8 +20,8 @@ import org.leasehold.store.Names;
  *
  * @param bagStoreRoot          root directory of the bag store (must exist and be writable)
  * @param log                   the log connections append to
- * @param leaseService          {@code embedded}, or {@code remote:<host:port>[,<host:port>...]} once the lease server
- *                              is configured
+ * @param leaseService          {@code embedded}, {@code remote:<host:port>[,<host:port>...]} once the lease server
+ *                              is configured, or a backend's specification ({@code etcd:<host:port>,...[?options]})
  * @param maxLease              maximum lease duration
  * @param grace                 grace after a bucket's end (and after an unrelinquished expiry)
  * @param maxClockError         bound on clock error between processes
@@ -49,9 +50,13 @@ record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duratio
         return EMBEDDED.equals(leaseService);
     }
 
-    /** Remote mode: the lease servers, {@code host:port} separated by commas. */
+    boolean remote() {
+        return leaseService.toLowerCase(Locale.ROOT).startsWith("remote:");
+    }
+
+    /** Remote mode: the lease servers, {@code host:port} separated by commas (a backend: what follows its scheme). */
     String remoteServers() {
-        return leaseService.substring("remote:".length()).trim();
+        return leaseService.substring(leaseService.indexOf(':') + 1).trim();
     }
 
     /** The identity of the runtime these settings need: everything that must agree for two factories to share one. */
@@ -89,9 +94,10 @@ record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duratio
             throw new IllegalArgumentException("Log '" + logName + "' " + problem);
         }
         String mode = leaseService == null || leaseService.isBlank() ? EMBEDDED : leaseService.trim();
-        if (!mode.equals(EMBEDDED) && !mode.toLowerCase(Locale.ROOT).startsWith("remote:")) {
+        if (!mode.equals(EMBEDDED) && !LeaseBackends.hasScheme(mode)) {
             throw new IllegalArgumentException("LeaseService '" + leaseService + "' is not understood: use 'embedded' "
-                    + "(one server) or 'remote:<host:port>[,<host:port>...]' (a lease server shared by a fleet)");
+                    + "(one server), 'remote:<host:port>[,<host:port>...]' (a lease server shared by a fleet) or "
+                    + "'etcd:<host:port>[,<host:port>...]' (an etcd cluster, with the etcd backend's jars)");
         }
         Duration maxLease = millis("MaxLeaseMillis", maxLeaseMillis, 10_000, 1, DAY_MILLIS,
                 "use a positive duration of at most one day (86400000); the default is 10000");
@@ -124,9 +130,9 @@ record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duratio
         Duration inDoubt = millis("InDoubtHoldMillis", inDoubtHoldMillis, 300_000, maxLease.toMillis(), DAY_MILLIS,
                 "use at least MaxLeaseMillis (" + maxLease.toMillis() + ") and at most one day (86400000); the default, "
                 + "300000, covers an application server's restart");
-        if (!mode.equals(EMBEDDED) && mode.substring("remote:".length()).isBlank()) {
+        if (!mode.equals(EMBEDDED) && mode.substring(mode.indexOf(':') + 1).isBlank()) {
             throw new IllegalArgumentException("LeaseService '" + leaseService + "' names no server: use "
-                    + "'remote:<host:port>[,<host:port>...]'");
+                    + "'remote:<host:port>[,<host:port>...]' or 'etcd:<host:port>[,<host:port>...]'");
         }
         return new AdapterConfig(root, logName, mode, maxLease, grace, clockError, bucket, flush, writer, process, wait,
                 maxNames, minLeft, ttl, remoteOptions(remoteOptions), inDoubt);

@@ -8,6 +8,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Executor;
 
+import org.leasehold.backend.LeaseBackend;
+import org.leasehold.backend.LeaseBackends;
 import org.leasehold.bag.BagStoreException;
 import org.leasehold.connector.AdapterStatus;
 import org.leasehold.engine.EmbeddedLeaseService;
@@ -111,8 +113,10 @@ final class LeaseholdRuntime implements AutoCloseable {
                         .withQuietPeriod(quiet.isNegative() ? Duration.ZERO : quiet), time, mark);
                 ownership.start(engine::fenceAt);
                 leases = engine;
-            } else {
+            } else if (config.remote()) {
                 leases = remote(config, store.writerId(), time);
+            } else {
+                leases = backend(config, store.writerId(), time);
             }
             journal = new PrepareJournal(fs, config.bagStoreRoot(), config.log(), store.writerId());
         } catch (EmbeddedOwnership.OwnedElsewhereException | RuntimeStartException | IOException e) {
@@ -174,6 +178,19 @@ final class LeaseholdRuntime implements AutoCloseable {
         } catch (RuntimeException e) {
             throw new RuntimeStartException("the lease service client for " + config.leaseService()
                     + " could not be set up: " + e.getMessage(), e);
+        }
+    }
+
+    /** A lease service of another module, found by the scheme of {@code LeaseService} ({@code etcd:...}). */
+    private static LeaseService backend(AdapterConfig config, String writer, TimeSource time)
+            throws RuntimeStartException {
+        try {
+            return LeaseBackends.open(config.leaseService(), new LeaseBackend.Settings(config.maxLease(),
+                    config.grace(), config.maxClockError(), config.processId() != null ? config.processId() : writer),
+                    time, LeaseholdRuntime.class.getClassLoader());
+        } catch (RuntimeException e) {
+            throw new RuntimeStartException("the lease service " + config.leaseService().replaceAll("password=[^&;]*",
+                    "password=***") + " could not be set up: " + e.getMessage(), e);
         }
     }
 

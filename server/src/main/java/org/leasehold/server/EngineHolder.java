@@ -10,8 +10,11 @@ import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.concurrent.Executor;
 
+import org.leasehold.backend.LeaseBackend;
+import org.leasehold.backend.LeaseBackends;
 import org.leasehold.engine.EmbeddedLeaseService;
 import org.leasehold.engine.EngineConfig;
+import org.leasehold.lease.LeaseService;
 import org.leasehold.fs.NfsSafeFiles;
 import org.leasehold.fs.TimeMarkFiles;
 import org.leasehold.time.ManualTimeSource;
@@ -36,7 +39,8 @@ final class EngineHolder {
     private final FileChannel lockFile;
     private final TimeMarkFiles mark;
     private volatile TimeSource time;
-    private volatile EmbeddedLeaseService engine;
+    private final String backend;
+    private volatile LeaseService engine;
     private volatile EngineConfig config;
 
     /**
@@ -44,8 +48,9 @@ final class EngineHolder {
      *
      * @throws IOException the state directory cannot be created, locked or read; the message says what to do
      */
-    EngineHolder(EngineConfig config, Instant testClockStart, Path stateDir) throws IOException {
+    EngineHolder(EngineConfig config, Instant testClockStart, Path stateDir, String backend) throws IOException {
         this.testClock = testClockStart != null;
+        this.backend = backend;
         this.stateDir = stateDir == null ? null : stateDir.toAbsolutePath();
         this.config = config;
         FileChannel lock = null;
@@ -74,7 +79,7 @@ final class EngineHolder {
                 lock.close();
                 throw e;
             }
-        } else {
+        } else if (backend == null) {
             LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-2020 this lease server keeps no state directory "
                     + "(--no-state-dir): if its clock steps back across a restart, the generations and floors it grants "
                     + "go back with it. Give --state-dir unless the clock cannot step back");
@@ -82,7 +87,7 @@ final class EngineHolder {
         this.lockFile = lock;
         this.mark = m;
         this.time = testClock ? new ManualTimeSource(testClockStart) : new SystemTimeSource("leasehold-engine-timer");
-        this.engine = new EmbeddedLeaseService(config, time, mark);
+        this.engine = backend != null ? open(backend, config, time) : new EmbeddedLeaseService(config, time, mark);
         if (mark != null) {
             TimeMark.Recorded p = mark.previous();
             LOG.log(System.Logger.Level.INFO, "LEASEHOLD-2021 state directory {0}: {1}", this.stateDir, p == null
@@ -91,8 +96,20 @@ final class EngineHolder {
         }
     }
 
-    EmbeddedLeaseService engine() {
+    /** The lease service served: the embedded engine, or the backend named by {@code --backend}. */
+    LeaseService engine() {
         return engine;
+    }
+
+    /** The embedded engine, or null when the server serves a backend. */
+    EmbeddedLeaseService embedded() {
+        return engine instanceof EmbeddedLeaseService e ? e : null;
+    }
+
+    /** The backend's lease service for {@code spec}: stateless here (its state is in the backend). */
+    private static LeaseService open(String spec, EngineConfig config, TimeSource time) {
+        return LeaseBackends.open(spec, new LeaseBackend.Settings(config.maxLeaseDuration(), config.grace(),
+                config.clockErrorBound(), config.serviceId()), time, EngineHolder.class.getClassLoader());
     }
 
     TimeSource time() {
@@ -125,12 +142,13 @@ final class EngineHolder {
         if (!testClock) {
             throw new IllegalStateException("only a server on a test clock can be reset");
         }
-        EmbeddedLeaseService old = engine;
+        LeaseService old = engine;
         if (start != null) {
             time = new ManualTimeSource(start);
         }
         config = newConfig;
-        engine = new EmbeddedLeaseService(newConfig, time, mark == null ? null : new FreshStart(mark));
+        engine = backend != null ? open(backend, newConfig, time)
+                : new EmbeddedLeaseService(newConfig, time, mark == null ? null : new FreshStart(mark));
         old.close();
     }
 

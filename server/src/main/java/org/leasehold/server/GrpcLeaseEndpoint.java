@@ -8,8 +8,8 @@ import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 
-import org.leasehold.engine.EmbeddedLeaseService;
 import org.leasehold.engine.EngineConfig;
+import org.leasehold.lease.LeaseService;
 import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseException;
@@ -234,8 +234,8 @@ final class GrpcLeaseEndpoint extends LeaseholdGrpc.LeaseholdImplBase {
     }
 
     private InfoReply info() {
-        EmbeddedLeaseService engine = holder.engine();
-        EngineConfig c = engine.config();
+        LeaseService engine = holder.engine();
+        EngineConfig c = holder.config();
         return InfoReply.newBuilder().setServiceId(engine.serviceId()).setNowMicros(holder.time().nowMicros())
                 .setAvailableFromMicros(Micros.of(engine.availableFrom()))
                 .setStartedAtMicros(Micros.of(engine.availableFrom()) - Micros.of(c.effectiveQuietPeriod()))

@@ -45,8 +45,8 @@ public final class LeaseServer implements AutoCloseable {
         this.config = config.validate();
         Credentials tokens = config.tokens() != null ? Credentials.read(config.tokens()) : null;
         AccessControl acl = config.acl() != null ? AccessControl.read(config.acl()) : AccessControl.allowAll();
-        this.holder = new EngineHolder(config.engine(), config.testClock(), config.stateDir());
-        metrics.clockBehind(() -> holder.engine().clockBehind().toNanos() / 1e9);
+        this.holder = new EngineHolder(config.engine(), config.testClock(), config.stateDir(), config.backend());
+        metrics.clockBehind(() -> holder.embedded() == null ? 0 : holder.embedded().clockBehind().toNanos() / 1e9);
         GrantOwners owners = new GrantOwners();
         LeaseAccess access = new LeaseAccess(acl, owners);
         LeaseCalls calls = new LeaseCalls(holder, owners, metrics);
@@ -191,6 +191,15 @@ public final class LeaseServer implements AutoCloseable {
     }
 
     /** What /health and /ready report. */
+    /**
+     * Whether the served lease service grants now: the engine past its quiet period, before its fence and its time
+     * mark's horizon; a backend past its quiet period (whether it reaches its cluster shows in the calls).
+     */
+    private boolean granting() {
+        EmbeddedLeaseService engine = holder.embedded();
+        return engine != null ? engine.granting() : !holder.time().now().isBefore(holder.engine().availableFrom());
+    }
+
     private final class HealthView implements HttpEndpoint.Status {
         @Override
         public Map<String, Object> health() {
@@ -203,18 +212,22 @@ public final class LeaseServer implements AutoCloseable {
             m.put("serverTime", Micros.toInstant(now).toString());
             m.put("availableFrom", Micros.toInstant(available).toString());
             m.put("quietPeriod", quiet);
-            EmbeddedLeaseService engine = holder.engine();
-            m.put("clockBehindSeconds", engine.clockBehind().toNanos() / 1e9);
-            m.put("stateDir", holder.stateDir() == null ? "(none)" : holder.stateDir().toString());
-            Instant horizon = engine.markHorizon();
-            if (horizon != null) {
-                m.put("timeMarkHorizon", horizon.toString());
+            EmbeddedLeaseService engine = holder.embedded();
+            if (engine != null) {
+                m.put("clockBehindSeconds", engine.clockBehind().toNanos() / 1e9);
+                m.put("stateDir", holder.stateDir() == null ? "(none)" : holder.stateDir().toString());
+                Instant horizon = engine.markHorizon();
+                if (horizon != null) {
+                    m.put("timeMarkHorizon", horizon.toString());
+                }
+                String failure = engine.markFailure();
+                if (failure != null) {
+                    m.put("timeMarkFailure", failure);
+                }
+            } else {
+                m.put("backend", config.backend().replaceAll("password=[^&]*", "password=***"));
             }
-            String failure = engine.markFailure();
-            if (failure != null) {
-                m.put("timeMarkFailure", failure);
-            }
-            m.put("granting", engine.granting());
+            m.put("granting", granting());
             m.put("stopping", stopping);
             m.put("waitingAcquisitions", sessions.waitingNow());
             m.put("testClock", holder.testClock());
@@ -223,7 +236,7 @@ public final class LeaseServer implements AutoCloseable {
 
         @Override
         public boolean ready() {
-            return !stopping && holder.engine().granting();
+            return !stopping && granting();
         }
     }
 }

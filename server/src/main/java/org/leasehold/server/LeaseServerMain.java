@@ -111,6 +111,13 @@ public final class LeaseServerMain implements Callable<Integer> {
                     + "Default: leasehold-state under the working directory.")
     Path stateDir;
 
+    @Option(names = "--backend", paramLabel = "SPEC",
+            description = "Serve the leases of an etcd cluster instead of the embedded engine: "
+                    + "etcd://<host:port>[,<host:port>...][?user=U&password=P&tls=true&trust=F&cert=F&key=F&prefix=P]. "
+                    + "Several servers with one backend serve the same names (any of them may stop); no state "
+                    + "directory and no quiet period are needed. Needs the leasehold-etcd jar (in the server's jar).")
+    String backend;
+
     @Option(names = "--no-state-dir",
             description = "Keep no time mark (a warning is logged): if the clock steps back across a restart, "
                     + "generations and floors go back with it. Only where the clock cannot step back.")
@@ -228,10 +235,14 @@ public final class LeaseServerMain implements Callable<Integer> {
             throw new IllegalArgumentException("--state-dir " + stateDir + " and --no-state-dir contradict each other: "
                     + "give one of them");
         }
+        if (backend != null && stateDir != null) {
+            throw new IllegalArgumentException("--state-dir " + stateDir + " and --backend contradict each other: a "
+                    + "server in front of a backend keeps no state of its own; drop --state-dir");
+        }
         Path state = noStateDir ? null : stateDir != null ? stateDir : Path.of(DEFAULT_STATE_DIR);
         return new ServerConfig(ServerConfig.address("--listen", listen), http, portFile, engine, maxWaiters,
                 maxWaitersPerConnection, maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl,
-                clock, exitWhenStdinCloses, drain, insecure, socket, state).validate();
+                clock, exitWhenStdinCloses, drain, insecure, socket, backend == null ? state : null, backend).validate();
     }
 
     @Override

@@ -36,11 +36,13 @@ import org.leasehold.wire.SpinWait;
  * @param stateDir                 where the server keeps its time mark (created if missing; one server per
  *                                 directory), or null to keep none (generations and floors may then go back if the
  *                                 clock steps back across a restart)
+ * @param backend                  the lease service to serve instead of the embedded engine, as a backend's
+ *                                 specification ({@code etcd://<host:port>,...[?options]}), or null for the engine
  */
 public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListen, Path portFile, EngineConfig engine,
         int maxWaiters, int maxWaitersPerConnection, int maxCallsPerConnection, int maxMessageBytes, Path tlsCert,
         Path tlsKey, Path tlsClientCa, Path tokens, Path acl, Instant testClock, boolean exitWhenStdinCloses,
-        Duration drainTimeout, boolean insecure, SocketSettings socket, Path stateDir) {
+        Duration drainTimeout, boolean insecure, SocketSettings socket, Path stateDir, String backend) {
 
     /**
      * The socket transport ({@link SocketTransport}).
@@ -66,7 +68,7 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
     public static ServerConfig loopback(EngineConfig engine) {
         return new ServerConfig(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), null, null, engine, 100_000,
                 10_000, 10_000, 1 << 20, null, null, null, null, null, null, false, Duration.ofSeconds(5), false, null,
-                null);
+                null, null);
     }
 
     /** Checks the settings together; the message says what to change. */
@@ -136,48 +138,54 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
     public ServerConfig withEngine(EngineConfig e) {
         return new ServerConfig(listen, httpListen, portFile, e, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
-                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir);
+                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir, backend);
     }
 
     public ServerConfig withTestClock(Instant start) {
         return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, start,
-                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir);
+                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir, backend);
     }
 
     public ServerConfig withHttpListen(InetSocketAddress a) {
         return new ServerConfig(listen, a, portFile, engine, maxWaiters, maxWaitersPerConnection, maxCallsPerConnection,
                 maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock, exitWhenStdinCloses, drainTimeout,
-                insecure, socket, stateDir);
+                insecure, socket, stateDir, backend);
     }
 
     public ServerConfig withSecurity(Path cert, Path key, Path clientCa, Path tokenFile, Path aclFile) {
         return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, cert, key, clientCa, tokenFile, aclFile, testClock,
-                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir);
+                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir, backend);
     }
 
     public ServerConfig withLimits(int waiters, int waitersPerConnection, int callsPerConnection, int messageBytes) {
         return new ServerConfig(listen, httpListen, portFile, engine, waiters, waitersPerConnection, callsPerConnection,
                 messageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock, exitWhenStdinCloses, drainTimeout,
-                insecure, socket, stateDir);
+                insecure, socket, stateDir, backend);
     }
 
     public ServerConfig withSocket(SocketSettings s) {
         return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
-                exitWhenStdinCloses, drainTimeout, insecure, s, stateDir);
+                exitWhenStdinCloses, drainTimeout, insecure, s, stateDir, backend);
     }
 
     public ServerConfig withStateDir(Path dir) {
         return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
-                exitWhenStdinCloses, drainTimeout, insecure, socket, dir);
+                exitWhenStdinCloses, drainTimeout, insecure, socket, dir, backend);
+    }
+
+    public ServerConfig withBackend(String spec) {
+        return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
+                maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
+                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir, spec);
     }
 
     public ServerConfig withListen(InetSocketAddress a) {
         return new ServerConfig(a, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
-                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir);
+                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir, backend);
     }
 }

@@ -1,0 +1,1216 @@
+package org.leasehold.etcd;
+
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.Op;
+import org.leasehold.lease.CorrelationId;
+import org.leasehold.lease.Ending;
+import org.leasehold.lease.HolderStatus;
+import org.leasehold.lease.InvalidLeaseRequestException;
+import org.leasehold.lease.InvalidLeaseRequestException.Reason;
+import org.leasehold.lease.Lease;
+import org.leasehold.lease.LeaseBrokenException;
+import org.leasehold.lease.LeaseBusyException;
+import org.leasehold.lease.LeaseException;
+import org.leasehold.lease.LeaseExpiredException;
+import org.leasehold.lease.LeaseGrant;
+import org.leasehold.lease.LeaseKind;
+import org.leasehold.lease.LeaseMode;
+import org.leasehold.lease.LeaseNames;
+import org.leasehold.lease.LeaseRequest;
+import org.leasehold.lease.LeaseService;
+import org.leasehold.lease.LeaseServiceUnavailableException;
+import org.leasehold.lease.MetadataEntry;
+import org.leasehold.lease.NameStatus;
+import org.leasehold.lease.StaleLeaseException;
+import org.leasehold.lease.WaiterStatus;
+import org.leasehold.time.Micros;
+import org.leasehold.time.TimeSource;
+
+/**
+ * A {@link LeaseService} whose state lives in an etcd cluster: the lease service survives the loss of any minority of
+ * etcd members, and any number of services (lease servers, resource adapters) with one key prefix serve the same
+ * names. Agreement comes from etcd's Raft; the lease rules are the embedded engine's.
+ *
+ * <ul>
+ * <li><b>State.</b> One key per name ({@code <prefix>n/<name>}, a {@link NameRecord}): floor, writable-from,
+ *     predecessor, current holders and history. Every operation reads its names at one revision and writes them in
+ *     one transaction that commits only if none of them changed since (compare on modification revisions), and
+ *     starts again otherwise; a multi-name grant is one transaction.
+ * <li><b>Generations</b> are etcd revisions: the revision of the transaction that granted. They strictly increase
+ *     across the cluster and its restarts, and contain no clock.
+ * <li><b>Deadlines</b> are absolute instants of service time (this process's {@link TimeSource}), as in the engine. A
+ *     holder that did not release is taken over only once {@code now >= deadline + clockErrorBound}: services on
+ *     other machines may disagree by that much about "now". The holder itself must stop at its deadline (a renewal or
+ *     release after it fails), whatever etcd does: a client cut off from etcd loses its lease by its own clock.
+ * <li><b>Waiting</b> is FIFO by etcd revision: a request that must wait writes one key per name
+ *     ({@code <prefix>w/<name>\0<id>}) in one transaction, attached to this front's etcd lease, and is granted only
+ *     when it is the oldest live request of each name. A watch on the prefix wakes it when any of its names changes;
+ *     timers on the {@link TimeSource} wake it when a blocking holder's deadline passes or its wait ends. Nothing
+ *     polls.
+ * <li><b>Tentative leases, wound-wait, shared and semaphore modes, re-take by the same identity, in-doubt holds</b>:
+ *     as the engine decides them, on the records read.
+ * </ul>
+ *
+ * <p>Every call that needs etcd and does not get an answer within the call timeout fails with
+ * {@link LeaseServiceUnavailableException}; {@link #check} answers false then (fail closed). See docs/ETCD.md for
+ * what differs from the embedded engine.
+ */
+public final class EtcdLeaseService implements LeaseService {
+    private static final System.Logger LOG = System.getLogger(EtcdLeaseService.class.getName());
+    /** The longest a lease is held in doubt, as for the embedded engine. */
+    public static final Duration MAX_IN_DOUBT_HOLD = Duration.ofDays(1);
+    private static final long NONE = Long.MIN_VALUE;
+    private static final int MAX_ROUNDS = 10_000;
+    private static final long WATCH_RETRY_MICROS = 200_000;
+
+    private final EtcdConfig config;
+    private final TimeSource time;
+    private final EtcdStore store;
+    private final String serviceId;
+    private final long idHigh;
+    private final AtomicLong idCounter = new AtomicLong();
+    private final AtomicLong waiterCounter = new AtomicLong();
+    private final long maxLease;
+    private final long grace;
+    private final long clockError;
+    private final long availableFrom;
+    private final long initialFloor;
+    private final ExecutorService dispatcher;
+    private final Map<String, Set<Pending>> waiting = new ConcurrentHashMap<>();
+    private final Set<Pending> allWaiting = ConcurrentHashMap.newKeySet();
+    private final TimeSource.Timer openTimer;
+    private volatile boolean closed;
+
+    /** A request on its way: tried at once, then (if it may wait) queued in etcd and tried again when woken. */
+    private static final class Pending {
+        final LeaseRequest request;
+        final String[] names;
+        final String id;
+        final long requestedDeadline;
+        final long leaseTime;
+        final long maxWait;
+        long since;
+        long age;
+        long waitUntil;
+        final CompletableFuture<Lease> future = new CompletableFuture<>();
+        final ReentrantLock lock = new ReentrantLock();
+        final AtomicBoolean rerun = new AtomicBoolean();
+        volatile boolean registered;
+        volatile boolean done;
+        TimeSource.Timer timeout;
+        TimeSource.Timer wake;
+
+        Pending(LeaseRequest request, String[] names, String id, long requestedDeadline, long leaseTime, long maxWait) {
+            this.request = request;
+            this.names = names;
+            this.id = id;
+            this.requestedDeadline = requestedDeadline;
+            this.leaseTime = leaseTime;
+            this.maxWait = maxWait;
+        }
+    }
+
+    /** Whether a request may hold its names now, and what it changes if so. */
+    private static final class Decision {
+        boolean grantable = true;
+        LeaseException error;
+        NameRecord blockedOn;
+        int queuedAhead;
+        boolean blockedByQueue;
+        long heldUntil = NONE;
+        long wakeAt = Long.MAX_VALUE;
+        final List<Object[]> wound = new ArrayList<>();
+        final List<Object[]> retake = new ArrayList<>();
+
+        void block(NameRecord rec, boolean byQueue) {
+            grantable = false;
+            blockedOn = rec;
+            blockedByQueue = byQueue;
+        }
+    }
+
+    /** Connects to the cluster {@code config} names, on {@code time}. The cluster need not be reachable yet. */
+    public EtcdLeaseService(EtcdConfig config, TimeSource time) {
+        this.config = config.validate();
+        this.time = time;
+        SecureRandom random = new SecureRandom();
+        this.idHigh = random.nextLong() | 1L;
+        this.serviceId = config.serviceId() != null ? config.serviceId()
+                : "etcd-" + Long.toHexString(idHigh & 0xffff_ffffL);
+        this.maxLease = Micros.of(config.maxLeaseDuration());
+        this.grace = Micros.of(config.grace());
+        this.clockError = Micros.of(config.clockErrorBound());
+        long start = time.nowMicros();
+        long quiet = Micros.of(config.quietPeriod());
+        this.availableFrom = Micros.plus(start, quiet);
+        this.initialFloor = Micros.plus(start, Math.min(quiet, maxLease));
+        this.dispatcher = Executors.newFixedThreadPool(2, r -> {
+            Thread t = new Thread(r, "leasehold-etcd-" + serviceId);
+            t.setDaemon(true);
+            return t;
+        });
+        this.store = new EtcdStore(config);
+        store.watch(this::changed, this::watchFailed);
+        this.openTimer = quiet > 0 ? time.schedule(availableFrom, () -> later(this::wakeAll)) : null;
+        LOG.log(System.Logger.Level.INFO, "LEASEHOLD-7001 etcd lease service {0} started on {1} (prefix {2}, max lease "
+                + "{3}, grace {4}, clock error {5})", serviceId, config.endpoints(), config.prefix(),
+                config.maxLeaseDuration(), config.grace(), config.clockErrorBound());
+    }
+
+    public EtcdConfig config() {
+        return config;
+    }
+
+    @Override
+    public String serviceId() {
+        return serviceId;
+    }
+
+    @Override
+    public Instant now() {
+        return time.now();
+    }
+
+    @Override
+    public Instant availableFrom() {
+        return Micros.toInstant(availableFrom);
+    }
+
+    // ---------------------------------------------------------------------------------------------------- acquire
+
+    @Override
+    public Lease acquire(LeaseRequest request) throws LeaseException, InterruptedException {
+        CompletableFuture<Lease> f = acquireAsync(request);
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            if (!f.cancel(false) && !f.isCompletedExceptionally()) {
+                releaseQuietly(f.getNow(null));
+            }
+            throw e;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof LeaseException le) {
+                throw le;
+            }
+            throw new IllegalStateException("etcd lease service failure", e.getCause());
+        }
+    }
+
+    @Override
+    public CompletableFuture<Lease> acquireAsync(LeaseRequest request) {
+        Pending p;
+        try {
+            p = pending(request);
+        } catch (LeaseException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        p.lock.lock();
+        try {
+            Lease lease = attempt(p);
+            if (lease != null) {
+                forget(p);
+                return CompletableFuture.completedFuture(lease);
+            }
+        } catch (LeaseException e) {
+            forget(p);
+            return CompletableFuture.failedFuture(e);
+        } catch (RuntimeException e) {
+            forget(p);
+            return CompletableFuture.failedFuture(failure(e));
+        } finally {
+            p.lock.unlock();
+        }
+        p.future.whenComplete((l, t) -> {
+            if (p.future.isCancelled()) {
+                withdraw(p);
+            }
+        });
+        if (p.rerun.get()) {
+            later(() -> drive(p));
+        }
+        return p.future;
+    }
+
+    private Pending pending(LeaseRequest request) throws LeaseException {
+        if (request == null) {
+            throw new InvalidLeaseRequestException(Reason.NULL_ARGUMENT, "the lease request is null");
+        }
+        String[] names = LeaseNames.canonical(request.names(), config.maxNamesPerRequest());
+        LeaseMode mode = request.mode();
+        if (mode.type() == LeaseMode.Type.SEMAPHORE && mode.permits() < 1) {
+            throw new InvalidLeaseRequestException(Reason.INVALID_PERMITS, "a semaphore needs at least 1 permit; "
+                    + "the request for '" + LeaseNames.printable(names[0]) + "' says " + mode.permits());
+        }
+        if (request.maxWait().isNegative()) {
+            throw new InvalidLeaseRequestException(Reason.INVALID_WAIT, "the wait is negative (" + request.maxWait()
+                    + "): use Duration.ZERO to try once, or a positive duration to wait");
+        }
+        long requestedDeadline = NONE;
+        long leaseTime = maxLease;
+        if (request.deadline() != null) {
+            requestedDeadline = Micros.of(request.deadline());
+        } else if (request.leaseTime() != null) {
+            if (request.leaseTime().isNegative() || request.leaseTime().isZero()) {
+                throw new InvalidLeaseRequestException(Reason.INVALID_LEASE_TIME, "the lease time " + request.leaseTime()
+                        + " is not positive: ask for a positive duration (at most " + config.maxLeaseDuration() + ")");
+            }
+            leaseTime = Math.min(maxLease, Micros.of(request.leaseTime()));
+        }
+        Pending p = new Pending(request, names, serviceId + "-" + waiterCounter.incrementAndGet(), requestedDeadline,
+                leaseTime, Micros.of(request.maxWait()));
+        long now = time.nowMicros();
+        if (requestedDeadline != NONE && requestedDeadline <= now) {
+            throw new InvalidLeaseRequestException(Reason.DEADLINE_IN_PAST, "the requested deadline "
+                    + Micros.toInstant(requestedDeadline) + " is not after the service's time " + Micros.toInstant(now)
+                    + ": ask for a deadline in the future (at most " + config.maxLeaseDuration() + " ahead)");
+        }
+        p.since = now;
+        p.age = request.startedAt() != null ? Micros.of(request.startedAt()) : now;
+        long waitUntil = Micros.plus(now, p.maxWait);
+        if (requestedDeadline != NONE) {
+            waitUntil = Math.min(waitUntil, requestedDeadline);
+        }
+        p.waitUntil = waitUntil;
+        return p;
+    }
+
+    /**
+     * Grants {@code p} now if it can (returns the lease), queues it if it may wait (returns null), or throws why it
+     * cannot be granted. Runs under {@code p.lock}.
+     */
+    private Lease attempt(Pending p) throws LeaseException {
+        for (int round = 0; round < MAX_ROUNDS; round++) {
+            ensureOpen();
+            long now = time.nowMicros();
+            boolean mayWait = p.waitUntil > now;
+            if (now < availableFrom) {
+                if (!mayWait || p.waitUntil < availableFrom) {
+                    unregister(p);
+                    throw unavailableUntilOpen(now);
+                }
+                if (!p.registered) {
+                    register(p, List.of(), now);
+                }
+                return null;
+            }
+            Map<String, EtcdStore.Read> reads = store.read(List.of(p.names), initialFloor);
+            // The clock is read after the snapshot: whatever the snapshot shows ended before this instant, and
+            // anything that changes the names after it makes the commit fail (so the grant is at or after it).
+            now = time.nowMicros();
+            mayWait = p.waitUntil > now;
+            if (p.registered && !queuedOnAll(p, reads)) {
+                // This front's etcd lease was lost while the request waited: it queues again, at the back.
+                p.registered = false;
+            }
+            Decision d = decide(p, reads, now);
+            if (d.error != null) {
+                unregister(p);
+                throw d.error;
+            }
+            if (d.grantable) {
+                Lease lease = grant(p, reads, d, now);
+                if (lease != null) {
+                    p.registered = false;
+                    return lease;
+                }
+                continue;
+            }
+            if (!mayWait) {
+                boolean waited = p.registered;
+                unregister(p);
+                throw busy(p, d, now, waited);
+            }
+            if (!p.registered) {
+                for (String n : p.names) {
+                    if (reads.get(n).waiters().size() >= config.maxWaitersPerName()) {
+                        throw new LeaseBusyException(n, null, "the queue of '" + LeaseNames.printable(n) + "' is full ("
+                                + reads.get(n).waiters().size() + " waiting requests, the limit is "
+                                + config.maxWaitersPerName() + "): retry later");
+                    }
+                }
+                List<NameRecord> unchanged = new ArrayList<>();
+                for (EtcdStore.Read r : reads.values()) {
+                    unchanged.add(r.record());
+                }
+                if (!register(p, unchanged, now)) {
+                    continue;
+                }
+            }
+            scheduleWake(p, d.wakeAt);
+            return null;
+        }
+        throw new LeaseServiceUnavailableException(null, "the names " + describe(p.names) + " changed under every one of "
+                + MAX_ROUNDS + " attempts to decide the request: retry");
+    }
+
+    private boolean queuedOnAll(Pending p, Map<String, EtcdStore.Read> reads) {
+        for (EtcdStore.Read r : reads.values()) {
+            boolean found = false;
+            for (WaiterRecord w : r.waiters()) {
+                if (w.id().equals(p.id)) {
+                    found = true;
+                    break;
+                }
+            }
+            if (!found) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Queues {@code p} on all its names in one transaction (so at one revision), provided {@code unchanged} are as
+     * read. Returns false if they changed (decide again).
+     */
+    private boolean register(Pending p, List<NameRecord> unchanged, long now) throws LeaseException {
+        long session = store.session();
+        for (String n : p.names) {
+            waiting.computeIfAbsent(n, k -> ConcurrentHashMap.newKeySet()).add(p);
+        }
+        allWaiting.add(p);
+        WaiterRecord w = new WaiterRecord(p.id, p.request.holder(), p.request.mode(), p.request.kind(), p.age, p.since,
+                p.waitUntil, List.of(p.names), 0);
+        List<Cmp> compares = new ArrayList<>();
+        for (NameRecord r : unchanged) {
+            compares.add(store.unchanged(r));
+        }
+        List<Op> ops = new ArrayList<>();
+        for (String n : p.names) {
+            ops.add(store.putWaiter(n, w, session));
+        }
+        if (store.commit(compares, ops, "queueing of a request") < 0) {
+            return false;
+        }
+        p.registered = true;
+        if (p.timeout == null) {
+            p.timeout = time.schedule(p.waitUntil, () -> later(() -> drive(p)));
+        }
+        return true;
+    }
+
+    /** Removes {@code p}'s queue entries (best effort: they also vanish with this front's etcd lease). */
+    private void unregister(Pending p) {
+        forget(p);
+        if (!p.registered) {
+            return;
+        }
+        p.registered = false;
+        List<Op> ops = new ArrayList<>();
+        for (String n : p.names) {
+            ops.add(store.deleteWaiter(n, p.id));
+        }
+        try {
+            store.commit(List.of(), ops, "withdrawal of a queued request");
+        } catch (LeaseServiceUnavailableException e) {
+            LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-7006 withdrawing a queued request failed (its entries end "
+                    + "with this front''s etcd lease): {0}", e.getMessage());
+        }
+    }
+
+    private void forget(Pending p) {
+        p.done = true;
+        for (String n : p.names) {
+            Set<Pending> s = waiting.get(n);
+            if (s != null) {
+                s.remove(p);
+                if (s.isEmpty()) {
+                    waiting.remove(n, s);
+                }
+            }
+        }
+        allWaiting.remove(p);
+        TimeSource.Timer t = p.timeout;
+        if (t != null) {
+            t.cancel();
+        }
+        t = p.wake;
+        if (t != null) {
+            t.cancel();
+        }
+    }
+
+    private void scheduleWake(Pending p, long at) {
+        TimeSource.Timer old = p.wake;
+        if (old != null) {
+            old.cancel();
+        }
+        p.wake = at == Long.MAX_VALUE || at >= p.waitUntil ? null
+                : time.schedule(at, () -> later(() -> drive(p)));
+    }
+
+    /** Decides {@code p} again, on a dispatcher thread (woken by a change, a deadline or its timeout). */
+    private void drive(Pending p) {
+        p.rerun.set(true);
+        while (p.rerun.get()) {
+            if (!p.lock.tryLock()) {
+                return;
+            }
+            try {
+                while (p.rerun.getAndSet(false)) {
+                    if (p.future.isDone()) {
+                        return;
+                    }
+                    step(p);
+                }
+            } finally {
+                p.lock.unlock();
+            }
+        }
+    }
+
+    /** One decision of a queued request; completes its future if granted or failed. Runs under {@code p.lock}. */
+    private void step(Pending p) {
+        if (p.done || p.future.isDone()) {
+            return;
+        }
+        try {
+            Lease lease = attempt(p);
+            if (lease != null) {
+                forget(p);
+                if (!p.future.complete(lease)) {
+                    releaseQuietly(lease);
+                }
+            }
+        } catch (LeaseException e) {
+            forget(p);
+            p.future.completeExceptionally(e);
+        } catch (RuntimeException e) {
+            unregister(p);
+            p.future.completeExceptionally(failure(e));
+        }
+    }
+
+    private void withdraw(Pending p) {
+        p.lock.lock();
+        try {
+            unregister(p);
+        } finally {
+            p.lock.unlock();
+        }
+    }
+
+    private void changed(String name) {
+        Set<Pending> s = waiting.get(name);
+        if (s == null) {
+            return;
+        }
+        for (Pending p : s) {
+            p.rerun.set(true);
+            later(() -> drive(p));
+        }
+    }
+
+    /** Runs {@code task} on a dispatcher thread (nothing once the service is closed). */
+    private void later(Runnable task) {
+        try {
+            dispatcher.execute(task);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // Closed: waiting requests were failed by close().
+        }
+    }
+
+    /** The watch failed: watch again a little later (of this service's time), and decide every queued request. */
+    private void watchFailed() {
+        if (closed) {
+            return;
+        }
+        time.schedule(Micros.plus(time.nowMicros(), WATCH_RETRY_MICROS), () -> later(() -> {
+            store.watch(this::changed, this::watchFailed);
+            wakeAll();
+        }));
+    }
+
+    private void wakeAll() {
+        for (Pending p : allWaiting) {
+            later(() -> drive(p));
+        }
+    }
+
+    /** Decides the queued requests of {@code names} of this front now, in the calling thread (after a release). */
+    private void settle(List<String> names) {
+        Set<Pending> seen = new java.util.HashSet<>();
+        for (String n : names) {
+            Set<Pending> s = waiting.get(n);
+            if (s == null) {
+                continue;
+            }
+            List<Pending> ordered = new ArrayList<>(s);
+            ordered.sort(Comparator.comparing(x -> x.id));
+            for (Pending p : ordered) {
+                if (!seen.add(p)) {
+                    continue;
+                }
+                p.lock.lock();
+                try {
+                    step(p);
+                } finally {
+                    p.lock.unlock();
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------- deciding
+
+    /**
+     * Ends holders that are over for everyone: a deadline (plus the clock-error bound) in the past. An unreleased full
+     * lease leaves its deadline as the floor and writes wait for the grace after it.
+     */
+    private void clean(NameRecord rec, long now) {
+        for (int i = rec.holders.size() - 1; i >= 0; i--) {
+            NameRecord.Holder h = rec.holders.get(i);
+            long deadline = h.deadlineAt(now, maxLease);
+            if (now < Micros.plus(deadline, clockError)) {
+                continue;
+            }
+            rec.holders.remove(i);
+            if (h.kind == LeaseKind.FULL) {
+                rec.raiseFloor(deadline);
+                rec.raiseWritableFrom(Micros.plus(deadline, grace));
+            }
+            rec.ended(h, Ending.EXPIRED, deadline, NONE, null, config.historyPerName());
+        }
+    }
+
+    private Decision decide(Pending p, Map<String, EtcdStore.Read> reads, long now) {
+        Decision d = new Decision();
+        for (String n : p.names) {
+            EtcdStore.Read r = reads.get(n);
+            NameRecord rec = r.record();
+            clean(rec, now);
+            boolean retakes = false;
+            for (NameRecord.Holder h : rec.holders) {
+                if (h.holder.equals(p.request.holder())) {
+                    retakes = true;
+                    break;
+                }
+            }
+            int ahead = 0;
+            for (WaiterRecord w : r.waiters()) {
+                if (w.id().equals(p.id)) {
+                    break;
+                }
+                if (w.waitUntil() > now) {
+                    ahead++;
+                }
+            }
+            if (p.registered ? ahead > 0 : !retakes && ahead > 0) {
+                d.block(rec, true);
+                d.queuedAhead = ahead;
+                return d;
+            }
+            if (!admit(p, rec, d, now)) {
+                return d;
+            }
+        }
+        return d;
+    }
+
+    /** Decides one name, as the engine's admission does; false (with {@code d} saying why) if it blocks or fails. */
+    private boolean admit(Pending p, NameRecord rec, Decision d, long now) {
+        LeaseMode mode = p.request.mode();
+        int sameModeHolders = 0;
+        List<NameRecord.Holder> blockers = new ArrayList<>();
+        List<NameRecord.Holder> semaphoreHolders = new ArrayList<>();
+        for (NameRecord.Holder h : rec.holders) {
+            if (h.holder.equals(p.request.holder())) {
+                d.retake.add(new Object[] {rec, h});
+                continue;
+            }
+            if (mode.type() == LeaseMode.Type.SEMAPHORE && h.mode.type() == LeaseMode.Type.SEMAPHORE) {
+                if (h.mode.permits() != mode.permits()) {
+                    d.grantable = false;
+                    d.error = new InvalidLeaseRequestException(Reason.PERMITS_MISMATCH, "'"
+                            + LeaseNames.printable(rec.name) + "' is held as a semaphore of " + h.mode.permits()
+                            + " permits; this request says " + mode.permits()
+                            + ": every holder of a semaphore must agree on its permits");
+                    return false;
+                }
+                sameModeHolders++;
+                semaphoreHolders.add(h);
+            } else if (h.mode.type() != mode.type() || mode.type() == LeaseMode.Type.EXCLUSIVE) {
+                blockers.add(h);
+            }
+        }
+        if (!semaphoreHolders.isEmpty() && sameModeHolders >= mode.permits()) {
+            int needed = sameModeHolders - mode.permits() + 1;
+            semaphoreHolders.sort(Comparator.comparingLong((NameRecord.Holder h) -> h.age).reversed());
+            List<NameRecord.Holder> victims = new ArrayList<>();
+            for (NameRecord.Holder h : semaphoreHolders) {
+                if (victims.size() < needed && mayBreak(h, p)) {
+                    victims.add(h);
+                }
+            }
+            if (victims.size() < needed) {
+                blockBy(d, rec, semaphoreHolders, now);
+                return false;
+            }
+            blockers.addAll(victims);
+        }
+        for (NameRecord.Holder h : blockers) {
+            if (!mayBreak(h, p)) {
+                blockBy(d, rec, blockers, now);
+                return false;
+            }
+        }
+        for (NameRecord.Holder h : blockers) {
+            d.wound.add(new Object[] {rec, h});
+        }
+        return true;
+    }
+
+    private static boolean mayBreak(NameRecord.Holder h, Pending p) {
+        return h.kind == LeaseKind.TENTATIVE && h.youngerThan(p.age, p.request.holder());
+    }
+
+    private void blockBy(Decision d, NameRecord rec, List<NameRecord.Holder> blockers, long now) {
+        d.block(rec, false);
+        for (NameRecord.Holder h : blockers) {
+            long deadline = h.deadlineAt(now, maxLease);
+            d.heldUntil = Math.max(d.heldUntil, deadline);
+            d.wakeAt = Math.min(d.wakeAt, Micros.plus(deadline, clockError));
+        }
+    }
+
+    /** Writes the grant of {@code p} in one transaction; returns the lease, or null if a name changed meanwhile. */
+    private Lease grant(Pending p, Map<String, EtcdStore.Read> reads, Decision d, long now) throws LeaseException {
+        for (Object[] w : d.wound) {
+            NameRecord rec = (NameRecord) w[0];
+            NameRecord.Holder h = (NameRecord.Holder) w[1];
+            if (rec.holders.remove(h)) {
+                rec.ended(h, Ending.BROKEN, now, NONE, null, config.historyPerName());
+            }
+        }
+        for (Object[] w : d.retake) {
+            NameRecord rec = (NameRecord) w[0];
+            NameRecord.Holder h = (NameRecord.Holder) w[1];
+            if (!rec.holders.remove(h)) {
+                continue;
+            }
+            long wm = NONE;
+            if (h.kind == LeaseKind.FULL) {
+                // Its previous incarnation published nothing and chose its timestamps before now: at most now plus
+                // the clock error, always below its deadline.
+                wm = Math.max(h.floor, Math.min(h.deadlineAt(now, maxLease) - 1, Micros.plus(now, clockError)));
+                rec.raiseFloor(wm);
+            }
+            rec.ended(h, Ending.RETAKEN, now, wm, null, config.historyPerName());
+        }
+        long floor = NONE;
+        for (String n : p.names) {
+            floor = Math.max(floor, reads.get(n).record().floor);
+        }
+        long max = Micros.plus(now, maxLease);
+        long deadline = p.requestedDeadline != NONE ? Math.min(p.requestedDeadline, max)
+                : Math.min(Micros.plus(now, p.leaseTime), max);
+        Instant grantedAt = Micros.toInstant(now);
+        List<Cmp> compares = new ArrayList<>();
+        List<Op> ops = new ArrayList<>();
+        CorrelationId[] ids = new CorrelationId[p.names.length];
+        Instant[] floors = new Instant[p.names.length];
+        Instant[] writable = new Instant[p.names.length];
+        org.leasehold.lease.Predecessor[] preds = new org.leasehold.lease.Predecessor[p.names.length];
+        for (int i = 0; i < p.names.length; i++) {
+            NameRecord rec = reads.get(p.names[i]).record();
+            ids[i] = new CorrelationId(idHigh, idCounter.incrementAndGet());
+            floors[i] = Micros.toInstant(rec.floor);
+            writable[i] = rec.writableFrom > now ? Micros.toInstant(rec.writableFrom) : grantedAt;
+            preds[i] = rec.predecessor();
+            NameRecord.Holder h = new NameRecord.Holder();
+            h.holder = p.request.holder();
+            h.mode = p.request.mode();
+            h.kind = p.request.kind();
+            h.age = p.age;
+            h.grantedAt = now;
+            h.deadline = deadline;
+            h.floor = floor;
+            h.generation = NameRecord.PENDING;
+            h.id = ids[i];
+            h.nameCount = p.names.length;
+            rec.holders.add(h);
+            rec.generation = NameRecord.PENDING;
+            compares.add(store.unchanged(rec));
+            ops.add(store.put(rec));
+            if (p.registered) {
+                compares.add(store.exists(store.waiterKey(p.names[i], p.id)));
+                ops.add(store.deleteWaiter(p.names[i], p.id));
+            }
+        }
+        long revision = store.commit(compares, ops, "grant");
+        if (revision < 0) {
+            return null;
+        }
+        List<LeaseGrant> grants = new ArrayList<>(p.names.length);
+        for (int i = 0; i < p.names.length; i++) {
+            grants.add(new LeaseGrant(p.names[i], revision, ids[i], floors[i], writable[i], preds[i]));
+        }
+        return new Lease(p.request.holder(), p.request.mode(), p.request.kind(), grantedAt, Micros.toInstant(deadline),
+                grants);
+    }
+
+    private LeaseBusyException busy(Pending p, Decision d, long now, boolean waited) {
+        NameRecord rec = d.blockedOn;
+        String name = rec == null ? p.names[0] : rec.name;
+        StringBuilder sb = new StringBuilder();
+        sb.append('\'').append(LeaseNames.printable(name)).append("' is ");
+        if (d.blockedByQueue || rec == null) {
+            sb.append("promised to ").append(d.queuedAhead).append(" earlier waiting request(s)");
+        } else {
+            sb.append("held (");
+            int shown = 0;
+            for (NameRecord.Holder h : rec.holders) {
+                if (shown++ == 3) {
+                    sb.append(", ...");
+                    break;
+                }
+                if (shown > 1) {
+                    sb.append(", ");
+                }
+                sb.append(h.kind.name().toLowerCase(Locale.ROOT)).append(' ').append(h.mode).append(" by ")
+                        .append(h.holder).append(" until ").append(Micros.toInstant(h.deadlineAt(now, maxLease)));
+            }
+            sb.append(')');
+        }
+        if (waited) {
+            sb.append("; waited ").append(Duration.ofNanos((now - p.since) * 1_000L).toMillis()).append(" ms");
+        } else {
+            sb.append("; not waiting (zero wait)");
+        }
+        sb.append(": retry later, or wait longer");
+        return new LeaseBusyException(name, d.heldUntil == NONE ? null : Micros.toInstant(d.heldUntil), sb.toString());
+    }
+
+    // ---------------------------------------------------------------------------------------------------- holders
+
+    /** The holders a lease value stands for, one per name in the lease's order, as read. */
+    private NameRecord.Holder[] find(Lease lease, Map<String, EtcdStore.Read> reads, long now) throws LeaseException {
+        List<LeaseGrant> grants = lease.grants();
+        if (grants.isEmpty()) {
+            throw new InvalidLeaseRequestException(Reason.NO_NAMES, "the lease value names no lease");
+        }
+        NameRecord.Holder[] found = new NameRecord.Holder[grants.size()];
+        LeaseException missing = null;
+        for (int i = 0; i < grants.size(); i++) {
+            LeaseGrant g = grants.get(i);
+            NameRecord rec = reads.get(g.name()).record();
+            NameRecord.Holder h = rec.holderOf(g.generation());
+            if (h == null) {
+                if (missing == null) {
+                    missing = gone(lease, g, rec, now);
+                }
+                continue;
+            }
+            if (!h.holder.equals(lease.holder())) {
+                throw new StaleLeaseException("'" + LeaseNames.printable(g.name()) + "' generation " + g.generation()
+                        + " is held by " + h.holder + ", not by " + lease.holder()
+                        + ": only the holder may renew, upgrade or release it");
+            }
+            found[i] = h;
+        }
+        if (missing != null) {
+            if (missing instanceof LeaseBrokenException || missing instanceof StaleLeaseException) {
+                endRemnants(lease, reads, found, now, missing instanceof LeaseBrokenException);
+            }
+            throw missing;
+        }
+        long deadline = found[0].deadlineAt(now, maxLease);
+        if (deadline <= now) {
+            throw expired(lease, deadline, now);
+        }
+        return found;
+    }
+
+    /**
+     * A lease broken (or taken again) on one name still holds its other names: ends it there too, so that they are
+     * free at once (best effort: otherwise they are free at its deadline).
+     */
+    private void endRemnants(Lease lease, Map<String, EtcdStore.Read> reads, NameRecord.Holder[] found, long now,
+            boolean broken) {
+        List<Cmp> compares = new ArrayList<>();
+        List<Op> ops = new ArrayList<>();
+        List<LeaseGrant> grants = lease.grants();
+        for (int i = 0; i < grants.size(); i++) {
+            NameRecord.Holder h = found[i];
+            if (h == null || h.kind == LeaseKind.FULL && !broken) {
+                continue;
+            }
+            NameRecord rec = reads.get(grants.get(i).name()).record();
+            rec.holders.remove(h);
+            rec.ended(h, broken ? Ending.BROKEN : Ending.RETAKEN, now, NONE, null, config.historyPerName());
+            compares.add(store.unchanged(rec));
+            ops.add(store.put(rec));
+        }
+        if (ops.isEmpty()) {
+            return;
+        }
+        try {
+            store.commit(compares, ops, "end of a broken lease's other names");
+        } catch (LeaseServiceUnavailableException e) {
+            LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-7007 ending the other names of a broken lease failed (they "
+                    + "are free at its deadline): {0}", e.getMessage());
+        }
+    }
+
+    private LeaseException gone(Lease lease, LeaseGrant g, NameRecord rec, long now) {
+        NameRecord.Entry e = rec.endingOf(g.generation());
+        String what = "'" + LeaseNames.printable(g.name()) + "' generation " + g.generation();
+        if (e == null) {
+            if (lease.deadline() != null && Micros.of(lease.deadline()) <= now) {
+                return expired(lease, Micros.of(lease.deadline()), now);
+            }
+            return new StaleLeaseException(what + " is not a current grant of the etcd lease service (prefix "
+                    + config.prefix() + "): it was released or replaced long ago, or never granted there");
+        }
+        Instant at = Micros.toInstant(e.at());
+        return switch (e.ending()) {
+            case EXPIRED -> expired(lease, e.at(), now);
+            case BROKEN -> new LeaseBrokenException(g.name(), lease.describe() + " was broken at " + at
+                    + " by an older requester: nothing may be written under it; roll back and start over");
+            case RELINQUISHED -> new StaleLeaseException(what + " was already released at " + at
+                    + ": a lease is released once");
+            case RETAKEN -> new StaleLeaseException(what + " was taken again by the same identity at " + at
+                    + ": use the newer lease");
+            default -> new StaleLeaseException(what + " is not a current grant of this service");
+        };
+    }
+
+    private static LeaseExpiredException expired(Lease lease, long deadline, long now) {
+        Instant d = Micros.toInstant(deadline);
+        return new LeaseExpiredException(d, lease.describe() + " expired at " + d
+                + " (service time now " + Micros.toInstant(now) + "): the next holder treats it as expired; "
+                + "nothing may be written or released under it; renew earlier (about every third of the lease time)");
+    }
+
+    /** One read-decide-write cycle on a lease's names: {@code change} edits the records, or returns a result early. */
+    private interface Change<T> {
+        T apply(NameRecord.Holder[] holders, Map<String, EtcdStore.Read> reads, long now) throws LeaseException;
+    }
+
+    private <T> T change(Lease lease, String what, Change<T> change, java.util.function.Function<Long, T> result)
+            throws LeaseException {
+        if (lease == null) {
+            throw new InvalidLeaseRequestException(Reason.NULL_ARGUMENT, "the lease is null");
+        }
+        for (int round = 0; round < MAX_ROUNDS; round++) {
+            ensureOpen();
+            Map<String, EtcdStore.Read> reads = store.read(lease.names(), initialFloor);
+            long now = time.nowMicros();
+            NameRecord.Holder[] holders = find(lease, reads, now);
+            T early = change.apply(holders, reads, now);
+            if (early != null) {
+                return early;
+            }
+            List<Cmp> compares = new ArrayList<>();
+            List<Op> ops = new ArrayList<>();
+            for (EtcdStore.Read r : reads.values()) {
+                compares.add(store.unchanged(r.record()));
+                ops.add(store.put(r.record()));
+            }
+            if (store.commit(compares, ops, what) >= 0) {
+                return result.apply(now);
+            }
+        }
+        throw new LeaseServiceUnavailableException(null, "the names of " + lease.describe() + " changed under every one "
+                + "of " + MAX_ROUNDS + " attempts to " + what + " it: retry");
+    }
+
+    @Override
+    public Lease upgrade(Lease lease, Instant deadline) throws LeaseException {
+        long[] newDeadline = new long[1];
+        return change(lease, "upgrade", (holders, reads, now) -> {
+            NameRecord.Holder first = holders[0];
+            boolean full = true;
+            for (NameRecord.Holder h : holders) {
+                full &= h.kind == LeaseKind.FULL;
+            }
+            if (full && deadline == null) {
+                return new Lease(first.holder, first.mode, LeaseKind.FULL, lease.grantedAt(),
+                        Micros.toInstant(first.deadlineAt(now, maxLease)), lease.grants());
+            }
+            newDeadline[0] = deadline == null ? first.deadline : newDeadline(first, deadline, now);
+            for (NameRecord.Holder h : holders) {
+                h.kind = LeaseKind.FULL;
+                h.deadline = newDeadline[0];
+            }
+            return null;
+        }, now -> new Lease(lease.holder(), lease.mode(), LeaseKind.FULL, lease.grantedAt(),
+                Micros.toInstant(newDeadline[0]), lease.grants()));
+    }
+
+    private long newDeadline(NameRecord.Holder h, Instant deadline, long now) throws InvalidLeaseRequestException {
+        long requested = Micros.of(deadline);
+        if (requested <= now) {
+            throw new InvalidLeaseRequestException(Reason.DEADLINE_IN_PAST, "the new deadline " + deadline
+                    + " is not after the service's time " + Micros.toInstant(now) + ": ask for a later one");
+        }
+        return Math.max(h.deadlineAt(now, maxLease), Math.min(requested, Micros.plus(now, maxLease)));
+    }
+
+    @Override
+    public Lease renew(Lease lease, Instant deadline, String metadata) throws LeaseException {
+        if (deadline == null) {
+            throw new InvalidLeaseRequestException(Reason.NULL_ARGUMENT, "renew needs a deadline");
+        }
+        checkMetadata(metadata);
+        long[] newDeadline = new long[1];
+        LeaseKind[] kind = new LeaseKind[1];
+        return change(lease, "renew", (holders, reads, now) -> {
+            newDeadline[0] = newDeadline(holders[0], deadline, now);
+            kind[0] = holders[0].kind;
+            List<LeaseGrant> grants = lease.grants();
+            for (int i = 0; i < holders.length; i++) {
+                NameRecord.Holder h = holders[i];
+                h.deadline = newDeadline[0];
+                NameRecord rec = reads.get(grants.get(i).name()).record();
+                if (metadata != null) {
+                    rec.record(new NameRecord.Entry(h.id, h.generation, h.holder, null, now, NONE, metadata),
+                            config.historyPerName());
+                }
+            }
+            return null;
+        }, now -> new Lease(lease.holder(), lease.mode(), kind[0], lease.grantedAt(), Micros.toInstant(newDeadline[0]),
+                lease.grants()));
+    }
+
+    @Override
+    public Lease holdInDoubt(Lease lease, Instant until) throws LeaseException {
+        if (until == null) {
+            throw new InvalidLeaseRequestException(Reason.NULL_ARGUMENT, "holdInDoubt needs an end");
+        }
+        long[] deadline = new long[1];
+        return change(lease, "hold in doubt", (holders, reads, now) -> {
+            for (NameRecord.Holder h : holders) {
+                if (h.kind != LeaseKind.FULL) {
+                    throw new InvalidLeaseRequestException(Reason.NOT_FULL, lease.describe() + " is tentative: only a "
+                            + "full lease (one a prepared transaction may write under) is held in doubt");
+                }
+            }
+            long end = Micros.of(until);
+            if (end <= now) {
+                throw new InvalidLeaseRequestException(Reason.DEADLINE_IN_PAST, "the hold's end " + until
+                        + " is not after the service's time " + Micros.toInstant(now) + ": ask for a later one");
+            }
+            end = Math.min(end, Micros.plus(now, Micros.of(MAX_IN_DOUBT_HOLD)));
+            for (NameRecord.Holder h : holders) {
+                h.inDoubtUntil = end;
+            }
+            deadline[0] = holders[0].deadlineAt(now, maxLease);
+            return null;
+        }, now -> new Lease(lease.holder(), lease.mode(), LeaseKind.FULL, lease.grantedAt(),
+                Micros.toInstant(deadline[0]), lease.grants()));
+    }
+
+    @Override
+    public Instant release(Lease lease, Instant watermark, String metadata) throws LeaseException {
+        Instant ended = end(lease, watermark, metadata);
+        settle(lease.names());
+        return ended;
+    }
+
+    private Instant end(Lease lease, Instant watermark, String metadata) throws LeaseException {
+        checkMetadata(metadata);
+        return change(lease, "release", (holders, reads, now) -> {
+            NameRecord.Holder first = holders[0];
+            long wm = NONE;
+            if (watermark != null) {
+                if (first.kind == LeaseKind.TENTATIVE) {
+                    throw new InvalidLeaseRequestException(Reason.WATERMARK_ON_TENTATIVE, lease.describe()
+                            + " is tentative, so nothing was written under it and it publishes no watermark: "
+                            + "release it with a null watermark, or upgrade before writing");
+                }
+                wm = Micros.of(watermark);
+                long deadline = first.deadlineAt(now, maxLease);
+                if (wm < first.floor || wm >= deadline) {
+                    throw new InvalidLeaseRequestException(Reason.WATERMARK_OUT_OF_RANGE, "the watermark " + watermark
+                            + " is outside [floor " + Micros.toInstant(first.floor) + ", deadline "
+                            + Micros.toInstant(deadline) + ") of " + lease.describe()
+                            + ": publish the highest timestamp written under the lease, or null if none");
+                }
+            }
+            List<LeaseGrant> grants = lease.grants();
+            for (int i = 0; i < holders.length; i++) {
+                NameRecord rec = reads.get(grants.get(i).name()).record();
+                rec.holders.remove(holders[i]);
+                if (wm != NONE) {
+                    rec.raiseFloor(wm);
+                }
+                rec.ended(holders[i], Ending.RELINQUISHED, now, wm, metadata, config.historyPerName());
+            }
+            return null;
+        }, Micros::toInstant);
+    }
+
+    private void releaseQuietly(Lease lease) {
+        if (lease == null) {
+            return;
+        }
+        try {
+            end(lease, null, null);
+        } catch (LeaseException e) {
+            LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-7002 releasing an unwanted grant failed: {0}", e.getMessage());
+        }
+    }
+
+    private void checkMetadata(String metadata) throws InvalidLeaseRequestException {
+        if (metadata != null && metadata.length() > config.maxMetadataChars()) {
+            throw new InvalidLeaseRequestException(Reason.METADATA_TOO_LONG, "the metadata is " + metadata.length()
+                    + " characters; the limit is " + config.maxMetadataChars()
+                    + ": record where the updates are (a log name, a bucket range), not the updates");
+        }
+    }
+
+    @Override
+    public boolean check(String name, long generation) {
+        if (name == null || closed) {
+            return false;
+        }
+        try {
+            Map<String, EtcdStore.Read> reads = store.read(List.of(name), initialFloor);
+            long now = time.nowMicros();
+            NameRecord.Holder h = reads.get(name).record().holderOf(generation);
+            return h != null && h.kind == LeaseKind.FULL && h.deadlineAt(now, maxLease) > now;
+        } catch (LeaseServiceUnavailableException | RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-7008 check of ''{0}'' answered false: {1}", name,
+                    e.getMessage());
+            return false;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------- admin
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws IllegalStateException etcd did not answer (the message says which endpoints)
+     */
+    @Override
+    public List<NameStatus> inspect(String prefix, int limit) {
+        String p = prefix == null ? "" : prefix;
+        List<KeyValue>[] scan;
+        try {
+            scan = store.scan(p);
+        } catch (LeaseServiceUnavailableException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        }
+        long now = time.nowMicros();
+        Map<String, List<WaiterRecord>> queues = new HashMap<>();
+        for (KeyValue kv : scan[1]) {
+            String name = store.nameOf(kv.getKey());
+            WaiterRecord w = WaiterRecord.decode(kv.getValue().getBytes(), kv.getCreateRevision());
+            if (name != null && w.waitUntil() > now) {
+                queues.computeIfAbsent(name, k -> new ArrayList<>()).add(w);
+            }
+        }
+        Map<String, NameStatus> out = new LinkedHashMap<>();
+        for (KeyValue kv : scan[0]) {
+            String name = store.nameOf(kv.getKey());
+            if (name == null) {
+                continue;
+            }
+            NameRecord rec = NameRecord.decode(name, kv.getValue().getBytes(), kv.getModRevision());
+            List<HolderStatus> holders = new ArrayList<>();
+            long floor = rec.floor;
+            long writableFrom = rec.writableFrom;
+            for (NameRecord.Holder h : rec.holders) {
+                long deadline = h.deadlineAt(now, maxLease);
+                if (deadline > now) {
+                    holders.add(new HolderStatus(h.holder, h.mode, h.kind, h.generation, h.id,
+                            Micros.toInstant(h.grantedAt), Micros.toInstant(deadline),
+                            h.inDoubtUntil != NONE && h.inDoubtUntil > now ? Micros.toInstant(h.inDoubtUntil) : null));
+                } else if (h.kind == LeaseKind.FULL) {
+                    floor = Math.max(floor, deadline);
+                    writableFrom = Math.max(writableFrom, Micros.plus(deadline, grace));
+                }
+            }
+            out.put(name, status(rec, floor, writableFrom, holders, queues.remove(name), now));
+        }
+        for (Map.Entry<String, List<WaiterRecord>> q : queues.entrySet()) {
+            NameRecord fresh = NameRecord.fresh(q.getKey(), initialFloor);
+            out.put(q.getKey(), status(fresh, fresh.floor, NONE, List.of(), q.getValue(), now));
+        }
+        List<NameStatus> list = new ArrayList<>(out.values());
+        list.sort(Comparator.comparing(NameStatus::name));
+        return list.size() > limit ? List.copyOf(list.subList(0, Math.max(0, limit))) : list;
+    }
+
+    private static NameStatus status(NameRecord rec, long floor, long writableFrom, List<HolderStatus> holders,
+            List<WaiterRecord> queue, long now) {
+        List<WaiterStatus> waiters = new ArrayList<>();
+        if (queue != null) {
+            queue.sort(Comparator.comparingLong(WaiterRecord::createRevision));
+            for (WaiterRecord w : queue) {
+                waiters.add(w.toApi());
+            }
+        }
+        List<MetadataEntry> history = new ArrayList<>(rec.history.size());
+        for (NameRecord.Entry e : rec.history) {
+            history.add(e.toApi());
+        }
+        Instant w = writableFrom > now ? Micros.toInstant(writableFrom) : Micros.toInstant(now);
+        return new NameStatus(rec.name, rec.generation, Micros.toInstant(floor), w, holders, waiters, history);
+    }
+
+    // ---------------------------------------------------------------------------------------------------- life
+
+    private void ensureOpen() throws LeaseServiceUnavailableException {
+        if (closed) {
+            throw new LeaseServiceUnavailableException(null, "the etcd lease service " + serviceId + " is closed");
+        }
+    }
+
+    private LeaseServiceUnavailableException unavailableUntilOpen(long now) {
+        return new LeaseServiceUnavailableException(Micros.toInstant(availableFrom), "the etcd lease service "
+                + serviceId + " grants from " + Micros.toInstant(availableFrom) + " (its quiet period; service time now "
+                + Micros.toInstant(now) + "): retry then, or wait longer");
+    }
+
+    private LeaseServiceUnavailableException failure(RuntimeException e) {
+        return new LeaseServiceUnavailableException(null, "the etcd lease service " + serviceId + " failed: " + e, e);
+    }
+
+    private static String describe(String[] names) {
+        return names.length == 1 ? "'" + LeaseNames.printable(names[0]) + "'" : names.length + " names";
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (openTimer != null) {
+            openTimer.cancel();
+        }
+        LeaseServiceUnavailableException failure = new LeaseServiceUnavailableException(null,
+                "the etcd lease service " + serviceId + " was closed while the request waited");
+        for (Pending p : new ArrayList<>(allWaiting)) {
+            forget(p);
+            p.future.completeExceptionally(failure);
+        }
+        dispatcher.shutdown();
+        store.close();
+        LOG.log(System.Logger.Level.INFO, "LEASEHOLD-7009 etcd lease service {0} closed", serviceId);
+    }
+}

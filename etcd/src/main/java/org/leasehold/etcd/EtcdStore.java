@@ -1,0 +1,348 @@
+package org.leasehold.etcd;
+
+import java.io.File;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.ClientBuilder;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchEvent;
+import io.etcd.jetcd.watch.WatchResponse;
+import io.grpc.stub.StreamObserver;
+import org.leasehold.lease.LeaseServiceUnavailableException;
+
+/**
+ * The service's etcd: the keys of its prefix, consistent reads of several names at one revision, transactions that
+ * commit only if nothing they read changed, this front's etcd lease, and the watch that wakes queued requests.
+ *
+ * <p>Keys: {@code <prefix>n/<name>} holds a name's {@link NameRecord}; {@code <prefix>w/<name>\0<id>} one queued
+ * request ({@link WaiterRecord}). Names contain no control character, so {@code \0} ends a name unambiguously.
+ * Every call waits at most the configured call timeout; a call that fails or times out becomes a
+ * {@link LeaseServiceUnavailableException} saying which endpoints did not answer.
+ */
+final class EtcdStore implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(EtcdStore.class.getName());
+
+    /** One name as read: its record (null if the key does not exist) and its queued requests, oldest first. */
+    record Read(NameRecord record, List<WaiterRecord> waiters) {
+    }
+
+    private final EtcdConfig config;
+    private final Client client;
+    private final String prefix;
+    private final long timeoutMillis;
+    private volatile long sessionLease;
+    private volatile io.etcd.jetcd.support.CloseableClient keepAlive;
+    private volatile Watch.Watcher watcher;
+    private volatile boolean closed;
+
+    EtcdStore(EtcdConfig config) {
+        this.config = config;
+        this.prefix = config.prefix();
+        this.timeoutMillis = config.callTimeout().toMillis();
+        ClientBuilder b = Client.builder().endpoints(config.endpoints().toArray(new URI[0]))
+                .connectTimeout(config.callTimeout()).retryMaxDuration(config.callTimeout())
+                .keepaliveTime(Duration.ofSeconds(5)).keepaliveTimeout(config.callTimeout());
+        if (config.user() != null) {
+            b.user(bytes(config.user())).password(bytes(config.password()));
+        }
+        if (config.trustCertificates() != null || config.clientCertificate() != null
+                || config.endpoints().stream().anyMatch(u -> "https".equalsIgnoreCase(u.getScheme()))) {
+            try {
+                b.sslContext(ssl -> {
+                    if (config.trustCertificates() != null) {
+                        ssl.trustManager(config.trustCertificates().toFile());
+                    }
+                    if (config.clientCertificate() != null) {
+                        File cert = config.clientCertificate().toFile();
+                        File key = config.clientKey().toFile();
+                        ssl.keyManager(cert, key);
+                    }
+                });
+            } catch (javax.net.ssl.SSLException e) {
+                throw new IllegalArgumentException("the TLS settings for etcd (trust " + config.trustCertificates()
+                        + ", cert " + config.clientCertificate() + ") cannot be used: " + e.getMessage()
+                        + "; give PEM files (the key in PKCS#8)", e);
+            }
+        }
+        this.client = b.build();
+    }
+
+    String endpoints() {
+        return config.endpoints().toString();
+    }
+
+    // ------------------------------------------------------------------------------------------------ keys
+
+    ByteSequence nameKey(String name) {
+        return bytes(prefix + "n/" + name);
+    }
+
+    ByteSequence waiterPrefix(String name) {
+        return bytes(prefix + "w/" + name + "\0");
+    }
+
+    ByteSequence waiterKey(String name, String id) {
+        return bytes(prefix + "w/" + name + "\0" + id);
+    }
+
+    /** The name a key of this prefix is about, or null. */
+    String nameOf(ByteSequence key) {
+        String k = key.toString(StandardCharsets.UTF_8);
+        if (!k.startsWith(prefix) || k.length() < prefix.length() + 2) {
+            return null;
+        }
+        String rest = k.substring(prefix.length() + 2);
+        if (k.startsWith("n/", prefix.length())) {
+            return rest;
+        }
+        if (k.startsWith("w/", prefix.length())) {
+            int end = rest.indexOf('\0');
+            return end < 0 ? null : rest.substring(0, end);
+        }
+        return null;
+    }
+
+    static ByteSequence bytes(String s) {
+        return ByteSequence.from(s, StandardCharsets.UTF_8);
+    }
+
+    // ------------------------------------------------------------------------------------------------ reads
+
+    /**
+     * Reads {@code names} and their queues in one transaction, so at one revision.
+     *
+     * @param initialFloor the floor of a name never written
+     */
+    Map<String, Read> read(Collection<String> names, long initialFloor) throws LeaseServiceUnavailableException {
+        List<Op> ops = new ArrayList<>(2 * names.size());
+        for (String n : names) {
+            ops.add(Op.get(nameKey(n), GetOption.DEFAULT));
+            ops.add(Op.get(waiterPrefix(n), GetOption.builder().isPrefix(true)
+                    .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).build()));
+        }
+        TxnResponse r = await(client.getKVClient().txn().Then(ops.toArray(new Op[0])).commit(), "read");
+        List<GetResponse> gets = r.getGetResponses();
+        Map<String, Read> out = new LinkedHashMap<>();
+        int i = 0;
+        for (String n : names) {
+            GetResponse state = gets.get(i++);
+            GetResponse queue = gets.get(i++);
+            NameRecord rec;
+            if (state.getKvs().isEmpty()) {
+                rec = NameRecord.fresh(n, initialFloor);
+            } else {
+                KeyValue kv = state.getKvs().get(0);
+                rec = NameRecord.decode(n, kv.getValue().getBytes(), kv.getModRevision());
+            }
+            List<WaiterRecord> waiters = new ArrayList<>(queue.getKvs().size());
+            for (KeyValue kv : queue.getKvs()) {
+                waiters.add(WaiterRecord.decode(kv.getValue().getBytes(), kv.getCreateRevision()));
+            }
+            waiters.sort((a, b) -> Long.compare(a.createRevision(), b.createRevision()));
+            out.put(n, new Read(rec, waiters));
+        }
+        return out;
+    }
+
+    /** Every name record under {@code namePrefix} and every queued request of those names, at one revision. */
+    List<KeyValue>[] scan(String namePrefix) throws LeaseServiceUnavailableException {
+        TxnResponse r = await(client.getKVClient().txn().Then(
+                Op.get(bytes(prefix + "n/" + namePrefix), GetOption.builder().isPrefix(true).build()),
+                Op.get(bytes(prefix + "w/" + namePrefix), GetOption.builder().isPrefix(true).build())).commit(), "scan");
+        @SuppressWarnings("unchecked")
+        List<KeyValue>[] out = new List[] {r.getGetResponses().get(0).getKvs(), r.getGetResponses().get(1).getKvs()};
+        return out;
+    }
+
+    // ------------------------------------------------------------------------------------------------ writes
+
+    /** Compares that {@code rec} is as read. */
+    Cmp unchanged(NameRecord rec) {
+        return new Cmp(nameKey(rec.name), Cmp.Op.EQUAL, CmpTarget.modRevision(rec.modRevision));
+    }
+
+    /** Compares that a queued request's key still exists (it vanishes with its front's etcd lease). */
+    Cmp exists(ByteSequence key) {
+        return new Cmp(key, Cmp.Op.GREATER, CmpTarget.createRevision(0));
+    }
+
+    Op put(NameRecord rec) {
+        return Op.put(nameKey(rec.name), ByteSequence.from(rec.encode()), PutOption.DEFAULT);
+    }
+
+    Op putWaiter(String name, WaiterRecord w, long lease) {
+        return Op.put(waiterKey(name, w.id()), ByteSequence.from(w.encode()),
+                PutOption.builder().withLeaseId(lease).build());
+    }
+
+    Op deleteWaiter(String name, String id) {
+        return Op.delete(waiterKey(name, id), DeleteOption.DEFAULT);
+    }
+
+    /** Commits; returns the revision of the writes, or -1 if a comparison failed (something changed meanwhile). */
+    long commit(List<Cmp> compares, List<Op> ops, String what) throws LeaseServiceUnavailableException {
+        TxnResponse r = await(client.getKVClient().txn().If(compares.toArray(new Cmp[0]))
+                .Then(ops.toArray(new Op[0])).commit(), what);
+        return r.isSucceeded() ? r.getHeader().getRevision() : -1;
+    }
+
+    // ------------------------------------------------------------------------------------------------ session
+
+    /**
+     * This front's etcd lease, granted (and kept alive) on first use and again after it was lost: the queued requests'
+     * keys are attached to it, so they vanish when the front is gone.
+     */
+    long session() throws LeaseServiceUnavailableException {
+        long id = sessionLease;
+        if (id != 0) {
+            return id;
+        }
+        synchronized (this) {
+            if (sessionLease != 0) {
+                return sessionLease;
+            }
+            long granted = await(client.getLeaseClient().grant(config.sessionTtl().toSeconds()), "lease grant").getID();
+            keepAlive = client.getLeaseClient().keepAlive(granted, new StreamObserver<LeaseKeepAliveResponse>() {
+                @Override
+                public void onNext(LeaseKeepAliveResponse r) {
+                    if (r.getTTL() <= 0) {
+                        lost(granted, "etcd says it expired");
+                    }
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    lost(granted, String.valueOf(t));
+                }
+
+                @Override
+                public void onCompleted() {
+                    lost(granted, "keep-alive ended");
+                }
+            });
+            sessionLease = granted;
+            return granted;
+        }
+    }
+
+    private void lost(long id, String why) {
+        synchronized (this) {
+            if (sessionLease == id) {
+                sessionLease = 0;
+                if (!closed) {
+                    LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-7003 etcd lease {0} of this front was lost ({1}): "
+                            + "its queued requests lose their places and queue again", Long.toHexString(id), why);
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ watch
+
+    /**
+     * Watches every key of the prefix from the current revision on: {@code onName} gets the name of each change;
+     * {@code onGap} is called once when the watch failed (changes may have been missed: it fell behind a compaction,
+     * or etcd refused it); the caller starts it again.
+     */
+    void watch(Consumer<String> onName, Runnable onGap) {
+        if (closed) {
+            return;
+        }
+        Watch.Listener listener = Watch.listener((WatchResponse r) -> {
+            for (WatchEvent e : r.getEvents()) {
+                String name = nameOf(e.getKeyValue().getKey());
+                if (name != null) {
+                    onName.accept(name);
+                }
+            }
+        }, (Throwable t) -> {
+            if (closed) {
+                return;
+            }
+            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-7004 the etcd watch of prefix {0} failed ({1}): "
+                    + "watching again and waking every queued request", prefix, String.valueOf(t));
+            onGap.run();
+        });
+        watcher = client.getWatchClient().watch(bytes(prefix), WatchOption.builder().isPrefix(true).build(), listener);
+    }
+
+    // ------------------------------------------------------------------------------------------------ calls
+
+    private <T> T await(CompletableFuture<T> f, String what) throws LeaseServiceUnavailableException {
+        try {
+            return f.get(timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            f.cancel(true);
+            throw unavailable(what, "no answer within " + config.callTimeout().toMillis() + " ms", e);
+        } catch (InterruptedException e) {
+            f.cancel(true);
+            Thread.currentThread().interrupt();
+            throw unavailable(what, "interrupted", e);
+        } catch (ExecutionException e) {
+            throw unavailable(what, String.valueOf(e.getCause()), e.getCause());
+        }
+    }
+
+    private LeaseServiceUnavailableException unavailable(String what, String why, Throwable cause) {
+        return new LeaseServiceUnavailableException(null, "etcd at " + config.endpoints() + " did not complete the "
+                + what + " (" + why + "): the cluster may have lost its quorum, or this process is cut off from it; "
+                + "a write that got no answer may still take effect (a grant then stands until its deadline); retry "
+                + "when etcd is back", cause);
+    }
+
+    /** An instant for messages. */
+    static Instant at(long micros) {
+        return org.leasehold.time.Micros.toInstant(micros);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        Watch.Watcher w = watcher;
+        if (w != null) {
+            w.close();
+        }
+        io.etcd.jetcd.support.CloseableClient k = keepAlive;
+        if (k != null) {
+            k.close();
+        }
+        long id = sessionLease;
+        if (id != 0) {
+            try {
+                client.getLeaseClient().revoke(id).get(timeoutMillis, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | TimeoutException e) {
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-7005 revoking this front''s etcd lease failed: {0}",
+                        String.valueOf(e));
+            }
+        }
+        client.close();
+    }
+}

@@ -1,0 +1,220 @@
+package org.leasehold.etcd;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Real etcd members (Debian's {@code etcd-server}, {@code /usr/bin/etcd}) on 127.0.0.1, on ports chosen at run time,
+ * with their data under {@code target/etcd-tests/}. Members can be killed (SIGKILL) and started again; everything is
+ * stopped by {@link #close} and, should a test forget, when the JVM exits.
+ */
+public final class EtcdCluster implements AutoCloseable {
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
+
+    private final Path dir;
+    private final int size;
+    private final int[] clientPorts;
+    private final int[] peerPorts;
+    private final Process[] processes;
+    private final String token;
+
+    private EtcdCluster(String name, int size) {
+        this.size = size;
+        this.dir = Path.of(System.getProperty("leasehold.etcd.dir", "target/etcd-tests")).toAbsolutePath()
+                .resolve(name + "-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
+        this.clientPorts = new int[size];
+        this.peerPorts = new int[size];
+        this.processes = new Process[size];
+        this.token = dir.getFileName().toString();
+        Runtime.getRuntime().addShutdownHook(new Thread(this::close));
+    }
+
+    /** Starts {@code size} members and waits until every one answers. */
+    public static EtcdCluster start(String name, int size) {
+        EtcdCluster c = new EtcdCluster(name, size);
+        try {
+            Files.createDirectories(c.dir);
+            for (int i = 0; i < size; i++) {
+                c.clientPorts[i] = freePort();
+                c.peerPorts[i] = freePort();
+            }
+            for (int i = 0; i < size; i++) {
+                c.startMember(i, true);
+            }
+            for (int i = 0; i < size; i++) {
+                c.awaitHealthy(i);
+            }
+        } catch (IOException e) {
+            c.close();
+            throw new UncheckedIOException(e);
+        } catch (RuntimeException e) {
+            c.close();
+            throw e;
+        }
+        return c;
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    private void startMember(int i, boolean fresh) throws IOException {
+        StringBuilder initial = new StringBuilder();
+        for (int k = 0; k < size; k++) {
+            if (k > 0) {
+                initial.append(',');
+            }
+            initial.append("m").append(k).append("=http://127.0.0.1:").append(peerPorts[k]);
+        }
+        List<String> cmd = new ArrayList<>(List.of(etcd(), "--name", "m" + i,
+                "--data-dir", dir.resolve("m" + i).toString(),
+                "--listen-client-urls", "http://127.0.0.1:" + clientPorts[i],
+                "--advertise-client-urls", "http://127.0.0.1:" + clientPorts[i],
+                "--listen-peer-urls", "http://127.0.0.1:" + peerPorts[i],
+                "--initial-advertise-peer-urls", "http://127.0.0.1:" + peerPorts[i],
+                "--initial-cluster", initial.toString(),
+                "--initial-cluster-state", fresh ? "new" : "existing",
+                "--initial-cluster-token", token,
+                // One grant of 1,000 names is one transaction: 2,000 operations and more than the default 1.5 MiB.
+                "--max-txn-ops", "4096", "--max-request-bytes", "16777216",
+                // Fast elections on loopback, so that the fault tests see a new leader within a second.
+                "--heartbeat-interval", "50", "--election-timeout", "500",
+                "--log-outputs", "stderr"));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("m" + i + ".log").toFile()));
+        processes[i] = pb.start();
+    }
+
+    private static String etcd() {
+        String configured = System.getProperty("leasehold.etcd.binary");
+        if (configured != null) {
+            return configured;
+        }
+        if (Files.isExecutable(Path.of("/usr/bin/etcd"))) {
+            return "/usr/bin/etcd";
+        }
+        throw new IllegalStateException("etcd is not installed (/usr/bin/etcd is missing): install the Debian package "
+                + "etcd-server (apt-get install etcd-server), as .ci/run does, or set -Dleasehold.etcd.binary");
+    }
+
+    /** Waits until member {@code i} accepts connections and answers {@code /health} with a leader. */
+    private void awaitHealthy(int i) {
+        long until = System.nanoTime() + START_TIMEOUT.toNanos();
+        while (System.nanoTime() < until) {
+            if (!processes[i].isAlive()) {
+                throw new IllegalStateException("etcd member m" + i + " exited with " + processes[i].exitValue()
+                        + "; see " + dir.resolve("m" + i + ".log"));
+            }
+            if (healthy(i)) {
+                return;
+            }
+            try {
+                Thread.sleep(20); // a process starting: nothing to be woken by
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while etcd started", e);
+            }
+        }
+        throw new IllegalStateException("etcd member m" + i + " did not become healthy within " + START_TIMEOUT
+                + "; see " + dir.resolve("m" + i + ".log"));
+    }
+
+    private boolean healthy(int i) {
+        try (Socket s = new Socket("127.0.0.1", clientPorts[i])) {
+            s.setSoTimeout(2_000);
+            s.getOutputStream().write(("GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").getBytes(
+                    java.nio.charset.StandardCharsets.US_ASCII));
+            String answer = new String(s.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            return answer.contains("\"health\":\"true\"");
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** The client URLs of every member. */
+    public List<URI> endpoints() {
+        List<URI> out = new ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            out.add(URI.create("http://127.0.0.1:" + clientPorts[i]));
+        }
+        return out;
+    }
+
+    public int size() {
+        return size;
+    }
+
+    /** The member that is leader now, by each member's own log of the last election; -1 if none is known. */
+    public int leader() {
+        for (int i = 0; i < size; i++) {
+            if (processes[i] == null || !processes[i].isAlive()) {
+                continue;
+            }
+            try (Socket s = new Socket("127.0.0.1", clientPorts[i])) {
+                s.setSoTimeout(2_000);
+                String body = "{}";
+                s.getOutputStream().write(("POST /v3/maintenance/status HTTP/1.0\r\nHost: 127.0.0.1\r\n"
+                        + "Content-Type: application/json\r\nContent-Length: " + body.length() + "\r\n\r\n" + body)
+                        .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                String answer = new String(s.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+                String member = field(answer, "member_id");
+                String leader = field(answer, "leader");
+                if (member != null && member.equals(leader)) {
+                    return i;
+                }
+            } catch (IOException e) {
+                // not answering: not the leader we can name
+            }
+        }
+        return -1;
+    }
+
+    private static String field(String json, String name) {
+        int at = json.indexOf("\"" + name + "\":\"");
+        if (at < 0) {
+            return null;
+        }
+        int start = at + name.length() + 4;
+        return json.substring(start, json.indexOf('"', start));
+    }
+
+    /** Kills member {@code i} with SIGKILL and waits for it to be gone. */
+    public void kill(int i) {
+        Process p = processes[i];
+        if (p != null && p.isAlive()) {
+            p.destroyForcibly();
+            try {
+                p.waitFor();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Starts a killed member again, on its data directory and ports, and waits until the cluster is healthy. */
+    public void restart(int i) {
+        try {
+            startMember(i, false);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        awaitHealthy(i);
+    }
+
+    @Override
+    public void close() {
+        for (int i = 0; i < size; i++) {
+            kill(i);
+        }
+    }
+}

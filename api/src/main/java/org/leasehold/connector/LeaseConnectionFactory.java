@@ -62,8 +62,11 @@ public interface LeaseConnectionFactory extends Serializable, Referenceable {
      */
     void registerView(ViewDefinition<?> definition) throws LeaseholdException;
 
-    /** Stops building snapshots of the view registered as {@code name}; false if none was. */
-    boolean unregisterView(String name) throws LeaseholdException;
+    /**
+     * Stops building snapshots of {@code definition}; false if it is not registered (never, or another definition of
+     * the same name replaced it, which then stays registered).
+     */
+    boolean unregisterView(ViewDefinition<?> definition) throws LeaseholdException;
 
     /**
      * Publishes a snapshot of the registered view {@code name} now, at the latest sealed boundary (sealing the

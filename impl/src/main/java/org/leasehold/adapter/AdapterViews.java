@@ -84,10 +84,14 @@ final class AdapterViews implements AutoCloseable {
         }
     }
 
-    /** Stops building the view registered as {@code name}; false if none was. */
-    boolean unregister(String name) {
+    /** Stops building {@code definition}; false if it is not the one registered under its name. */
+    boolean unregister(ViewDefinition<?> definition) {
+        String name = definition.name();
+        if (name == null || !registered.remove(name, definition)) {
+            return false;
+        }
         failing.remove(name);
-        return name != null && registered.remove(name) != null;
+        return true;
     }
 
     /** The names of the registered views, sorted. */

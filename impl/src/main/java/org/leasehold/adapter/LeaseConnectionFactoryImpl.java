@@ -97,8 +97,8 @@ public final class LeaseConnectionFactoryImpl implements LeaseConnectionFactory 
     }
 
     @Override
-    public boolean unregisterView(String name) throws LeaseholdException {
-        return views("unregister view '" + name + "'").unregister(name);
+    public boolean unregisterView(ViewDefinition<?> definition) throws LeaseholdException {
+        return definition != null && views("unregister view '" + definition.name() + "'").unregister(definition);
     }
 
     @Override

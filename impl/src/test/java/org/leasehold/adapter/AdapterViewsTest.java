@@ -311,8 +311,9 @@ class AdapterViewsTest {
         fx.time.advance(Duration.ofMillis(1_000));
         fx.context.drain();
         assertEquals(before + 1, snapshots().size(), "the new adapter builds the view it was given again");
-        assertTrue(fx.factory.unregisterView("balances"));
-        assertFalse(fx.factory.unregisterView("balances"));
+        assertFalse(fx.factory.unregisterView(def), "the restarted adapter has the other definition registered under that name");
+        assertTrue(fx.factory.unregisterView(again));
+        assertFalse(fx.factory.unregisterView(again));
         fx.time.advance(Duration.ofMillis(1_000));
         fx.context.drain();
         fx.time.advance(Duration.ofMillis(1_000));

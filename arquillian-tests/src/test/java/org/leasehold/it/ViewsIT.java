@@ -78,6 +78,18 @@ class ViewsIT {
         return out;
     }
 
+    /** Whether {@code e} is a transaction rolled back because a lease was broken (a rollback in its causes). */
+    private static boolean rolledBack(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof jakarta.transaction.RollbackException
+                    || t instanceof jakarta.ejb.EJBTransactionRolledbackException
+                    || t instanceof org.leasehold.lease.LeaseLostException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private static LogChecker.Result stored() throws Exception {
         LogChecker.Result r = Stored.log(Stored.itRoot(), LOG);
         assertEquals(List.of(), r.violations(), "the log breaks the format");
@@ -94,26 +106,41 @@ class ViewsIT {
         }
         assertTrue(ledger.sameDefinition(), "by state type and by name, the application's one definition bean");
         ManagedExecutorService executor = Lookups.lookup("java:comp/DefaultManagedExecutorService");
-        List<Future<Integer>> clients = new ArrayList<>();
+        List<Future<int[]>> clients = new ArrayList<>();
         for (int t = 0; t < 4; t++) {
             long seed = t;
             clients.add(executor.submit(() -> {
                 Random rnd = new Random(seed);
-                int read = 0;
+                int[] outcomes = new int[2];
                 for (int i = 0; i < 15; i++) {
                     int from = rnd.nextInt(4);
                     int to = (from + 1 + rnd.nextInt(3)) % 4;
-                    ViewState<TreeMap<String, Long>> v = ledger.transfer(accounts.get(from), accounts.get(to),
-                            1 + rnd.nextInt(60));
-                    assertTrue(v.state().getOrDefault(accounts.get(from), 0L) >= 0, v::toString);
-                    read++;
+                    try {
+                        ViewState<TreeMap<String, Long>> v = ledger.transfer(accounts.get(from), accounts.get(to),
+                                1 + rnd.nextInt(60));
+                        assertTrue(v.state().getOrDefault(accounts.get(from), 0L) >= 0, v::toString);
+                        outcomes[0]++;
+                    } catch (Exception e) {
+                        // An older transaction broke this one's tentative lease (wound-wait): it rolled back and
+                        // wrote nothing (LEASEHOLD-4208).
+                        if (!rolledBack(e)) {
+                            throw e;
+                        }
+                        outcomes[1]++;
+                    }
                 }
-                return read;
+                return outcomes;
             }));
         }
-        for (Future<Integer> c : clients) {
-            assertEquals(15, c.get(120, TimeUnit.SECONDS));
+        int committed = 0;
+        int rolledBack = 0;
+        for (Future<int[]> c : clients) {
+            int[] o = c.get(120, TimeUnit.SECONDS);
+            committed += o[0];
+            rolledBack += o[1];
         }
+        System.out.println("views: " + committed + " transfers committed, " + rolledBack + " rolled back by older ones");
+        assertTrue(committed > 0, "no transfer committed");
 
         TreeMap<String, Long> expected = replay(stored(), accounts);
         assertEquals(400L, expected.values().stream().mapToLong(Long::longValue).sum(), "money conserved");

@@ -2,9 +2,12 @@ package org.leasehold.connector;
 
 import java.io.Serializable;
 
+import java.time.Instant;
+
 import jakarta.resource.Referenceable;
 
 import org.leasehold.LeaseholdException;
+import org.leasehold.bag.ViewDefinition;
 import org.leasehold.lease.SessionListener;
 
 /**
@@ -46,4 +49,35 @@ public interface LeaseConnectionFactory extends Serializable, Referenceable {
      * call a lease server whose clock was not measured within the last second; it does not throw.
      */
     AdapterStatus status();
+
+    /**
+     * Registers {@code definition} with this factory's adapter, which from now on publishes a snapshot of the view
+     * in the bag store every {@code ViewBuildIntervalMillis} (at the latest sealed boundary, on the container's work
+     * manager), so that a read of the view ({@link LeaseLog#view}) costs one snapshot and a short tail, also on a
+     * restarted server. A definition registered under the same name before (by an earlier deployment of the
+     * application, say) is replaced. Unregister it when the application stops: the adapter would keep its classes.
+     *
+     * @throws IllegalArgumentException the view's name is not acceptable, or it has no version
+     * @throws ConnectorException       the adapter is not running for this factory (the cause says why)
+     */
+    void registerView(ViewDefinition<?> definition) throws LeaseholdException;
+
+    /**
+     * Stops building snapshots of {@code definition}; false if it is not registered (never, or another definition of
+     * the same name replaced it, which then stays registered).
+     */
+    boolean unregisterView(ViewDefinition<?> definition) throws LeaseholdException;
+
+    /**
+     * Publishes a snapshot of the registered view {@code name} now, at the latest sealed boundary (sealing the
+     * buckets before it that are not sealed yet), unless one is published there already, and returns that boundary.
+     * Any server may build any view: the first to publish a boundary
+     * wins, and the others find identical bytes.
+     *
+     * @throws UnknownViewException                    no view is registered as {@code name}
+     * @throws org.leasehold.bag.ViewEncodingException another builder published different bytes for the same
+     *                                                 boundary: the definition is not deterministic
+     * @throws ConnectorException                      the adapter is not running for this factory
+     */
+    Instant buildView(String name) throws LeaseholdException;
 }

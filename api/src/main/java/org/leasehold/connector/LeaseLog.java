@@ -5,12 +5,14 @@ import java.util.List;
 import org.leasehold.LeaseholdException;
 import org.leasehold.bag.MessageStream;
 import org.leasehold.bag.ReadRequest;
+import org.leasehold.bag.ViewDefinition;
+import org.leasehold.bag.ViewState;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseGrant;
 
 /**
- * A log of the bag store as seen from one unit of work: append messages under the leases held for it, read the log,
- * see the grants. Injectable into beans whose methods are {@link org.leasehold.inject.Leased @Leased}.
+ * A log of the bag store as seen from one unit of work: append messages under the leases held for it, read the log
+ * and its materialized views, see the grants. Injectable into beans whose methods are {@link org.leasehold.inject.Leased @Leased}.
  */
 public interface LeaseLog {
 
@@ -59,4 +61,22 @@ public interface LeaseLog {
      * @throws org.leasehold.bag.InvalidLogNameException the log name is not acceptable
      */
     MessageStream read(ReadRequest request) throws LeaseholdException;
+
+    /**
+     * The state of {@code definition}'s view of this connection's log now: the latest readable snapshot published in
+     * the store, with every message after its boundary applied, read through {@link #read} (unsealed buckets
+     * included: {@link ViewState#tentative()} says whether any such message was applied). Under the leases held for
+     * the current unit of work it is current for their names: every earlier holder's messages are in the log. The
+     * messages this unit appends are not in it until its transaction commits. {@link ViewState#boundary()} and
+     * {@link ViewState#tailMessages()} say where the read started and how much it folded.
+     *
+     * <p>A damaged snapshot is logged and passed over for an older one (or a fold from the beginning). Snapshots are
+     * built by the adapter for the views registered with {@link LeaseConnectionFactory#registerView}, or by anyone
+     * calling {@link LeaseConnectionFactory#buildView} or the store's {@code buildView}; reading an unregistered view
+     * works too, from whatever snapshot exists.
+     *
+     * @throws IllegalArgumentException the view's name is not acceptable, or it has no version
+     * @throws org.leasehold.bag.StoreUnavailableException the store could not be read
+     */
+    <S> ViewState<S> view(ViewDefinition<S> definition) throws LeaseholdException;
 }

@@ -9,6 +9,8 @@ import jakarta.enterprise.inject.Produces;
 import org.leasehold.LeaseholdException;
 import org.leasehold.bag.MessageStream;
 import org.leasehold.bag.ReadRequest;
+import org.leasehold.bag.ViewDefinition;
+import org.leasehold.bag.ViewState;
 import org.leasehold.connector.ConnectorException;
 import org.leasehold.connector.LeaseConnection;
 import org.leasehold.connector.LeaseLog;
@@ -54,6 +56,11 @@ public class LeaseLogProducer {
         @Override
         public MessageStream read(ReadRequest request) throws LeaseholdException {
             return current().read(request);
+        }
+
+        @Override
+        public <S> ViewState<S> view(ViewDefinition<S> definition) throws LeaseholdException {
+            return current().view(definition);
         }
     }
 }

@@ -2,6 +2,7 @@ package org.leasehold.cdi;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
@@ -12,6 +13,7 @@ import jakarta.resource.spi.ResourceAdapterInternalException;
 
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.junit.jupiter.api.Test;
+import org.leasehold.bag.ViewDefinition;
 import org.leasehold.connector.AdapterStatus;
 import org.leasehold.connector.ConnectorException;
 import org.leasehold.connector.LeaseConnection;
@@ -42,6 +44,21 @@ class AdapterHealthChecksTest {
             @Override
             public AdapterStatus status() {
                 return status;
+            }
+
+            @Override
+            public void registerView(ViewDefinition<?> definition) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public boolean unregisterView(ViewDefinition<?> definition) {
+                return false;
+            }
+
+            @Override
+            public Instant buildView(String name) {
+                throw new UnsupportedOperationException();
             }
 
             @Override

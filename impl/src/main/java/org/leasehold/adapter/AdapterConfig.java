@@ -37,11 +37,13 @@ import org.leasehold.store.Names;
  * @param inDoubtHold           how long the leases of a branch are held for a transaction that has not completed: a
  *                              prepared branch recovered after a restart, or a committed branch whose transaction's
  *                              other branches are still completing
+ * @param viewBuildInterval     how often the snapshots of the registered views are built; zero for never (the
+ *                              application builds them)
  */
 record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duration maxLease, Duration grace,
         Duration maxClockError, Duration bucketWidth, FlushPolicy flushPolicy, String writerId, String processId,
         Duration defaultWait, int maxNamesPerUnit, Duration minTimeLeftAtPrepare, Duration ownerTtl,
-        Map<String, String> remoteOptions, Duration inDoubtHold) {
+        Map<String, String> remoteOptions, Duration inDoubtHold, Duration viewBuildInterval) {
 
     static final String EMBEDDED = "embedded";
     private static final long DAY_MILLIS = Duration.ofDays(1).toMillis();
@@ -71,7 +73,7 @@ record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duratio
     static AdapterConfig from(String bagStoreRoot, String log, String leaseService, Long maxLeaseMillis,
             Long graceMillis, Long maxClockErrorMillis, Long bucketMillis, String flushPolicy, String writerId,
             String processId, Long defaultWaitMillis, Integer maxNamesPerUnit, Long minTimeLeftAtPrepareMillis,
-            Long ownerTtlMillis, String remoteOptions, Long inDoubtHoldMillis) {
+            Long ownerTtlMillis, String remoteOptions, Long inDoubtHoldMillis, Long viewBuildIntervalMillis) {
         Check.text("BagStoreRoot", bagStoreRoot, "give the directory of the bag store (a shared file system mount "
                 + "for a fleet), which must exist and be writable");
         Path root;
@@ -130,12 +132,19 @@ record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duratio
         Duration inDoubt = millis("InDoubtHoldMillis", inDoubtHoldMillis, 300_000, maxLease.toMillis(), DAY_MILLIS,
                 "use at least MaxLeaseMillis (" + maxLease.toMillis() + ") and at most one day (86400000); the default, "
                 + "300000, covers an application server's restart");
+        String viewRule = "use 0 (the adapter builds no snapshot; the application does) or 1000 to 86400000 (one day); "
+                + "the default is 60000";
+        Duration viewInterval = millis("ViewBuildIntervalMillis", viewBuildIntervalMillis, 60_000, 0, DAY_MILLIS,
+                viewRule);
+        if (!viewInterval.isZero() && viewInterval.toMillis() < 1_000) {
+            throw Check.invalid("ViewBuildIntervalMillis", viewBuildIntervalMillis, viewRule);
+        }
         if (!mode.equals(EMBEDDED) && mode.substring(mode.indexOf(':') + 1).isBlank()) {
             throw new IllegalArgumentException("LeaseService '" + leaseService + "' names no server: use "
                     + "'remote:<host:port>[,<host:port>...]' or 'etcd:<host:port>[,<host:port>...]'");
         }
         return new AdapterConfig(root, logName, mode, maxLease, grace, clockError, bucket, flush, writer, process, wait,
-                maxNames, minLeft, ttl, remoteOptions(remoteOptions), inDoubt);
+                maxNames, minLeft, ttl, remoteOptions(remoteOptions), inDoubt, viewInterval);
     }
 
     /**

@@ -1,5 +1,6 @@
 package org.leasehold.adapter;
 
+import java.time.Instant;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -12,6 +13,7 @@ import jakarta.resource.ResourceException;
 import jakarta.resource.spi.ConnectionManager;
 
 import org.leasehold.LeaseholdException;
+import org.leasehold.bag.ViewDefinition;
 import org.leasehold.connector.AdapterStatus;
 import org.leasehold.connector.ConnectorException;
 import org.leasehold.connector.LeaseConnection;
@@ -83,6 +85,33 @@ public final class LeaseConnectionFactoryImpl implements LeaseConnectionFactory 
         } catch (ResourceException e) {
             throw new ConnectorException("the Leasehold adapter is not running for this connection factory, so there "
                     + "are no session events to subscribe to: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void registerView(ViewDefinition<?> definition) throws LeaseholdException {
+        if (definition == null) {
+            throw new IllegalArgumentException("registerView needs a view definition, not null");
+        }
+        views("register view '" + definition.name() + "'").register(definition);
+    }
+
+    @Override
+    public boolean unregisterView(ViewDefinition<?> definition) throws LeaseholdException {
+        return definition != null && views("unregister view '" + definition.name() + "'").unregister(definition);
+    }
+
+    @Override
+    public Instant buildView(String name) throws LeaseholdException {
+        return views("build view '" + name + "'").build(name);
+    }
+
+    private AdapterViews views(String what) throws ConnectorException {
+        try {
+            return mcf.runtime().views();
+        } catch (ResourceException e) {
+            throw new ConnectorException("cannot " + what + ": the Leasehold adapter is not running for this connection "
+                    + "factory: " + adapterReason(e), e);
         }
     }
 

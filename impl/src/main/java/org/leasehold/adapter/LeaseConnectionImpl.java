@@ -5,6 +5,8 @@ import java.util.List;
 import org.leasehold.LeaseholdException;
 import org.leasehold.bag.MessageStream;
 import org.leasehold.bag.ReadRequest;
+import org.leasehold.bag.ViewDefinition;
+import org.leasehold.bag.ViewState;
 import org.leasehold.connector.ConnectionClosedException;
 import org.leasehold.connector.LeaseConnection;
 import org.leasehold.connector.LeaseOptions;
@@ -72,6 +74,11 @@ final class LeaseConnectionImpl implements LeaseConnection {
     @Override
     public MessageStream read(ReadRequest request) throws LeaseholdException {
         return open().read(request);
+    }
+
+    @Override
+    public <S> ViewState<S> view(ViewDefinition<S> definition) throws LeaseholdException {
+        return open().view(definition);
     }
 
     @Override

@@ -23,6 +23,8 @@ import jakarta.transaction.TransactionSynchronizationRegistry;
 import org.leasehold.LeaseholdException;
 import org.leasehold.bag.MessageStream;
 import org.leasehold.bag.ReadRequest;
+import org.leasehold.bag.ViewDefinition;
+import org.leasehold.bag.ViewState;
 import org.leasehold.connector.LeaseOptions;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseLostException;
@@ -99,6 +101,11 @@ final class LeaseholdManagedConnection implements ManagedConnection {
 
     MessageStream read(ReadRequest request) throws LeaseholdException {
         return rm.read(request);
+    }
+
+    /** The view's state now: the latest snapshot and the messages after it (see {@link AdapterViews#read}). */
+    <S> ViewState<S> view(ViewDefinition<S> definition) throws LeaseholdException {
+        return runtime.views().read(definition);
     }
 
     /** Ends {@code handle}'s own unit of work (outside a transaction), if it has one: it closed or was invalidated. */

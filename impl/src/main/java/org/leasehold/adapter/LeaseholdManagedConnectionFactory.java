@@ -40,7 +40,7 @@ public final class LeaseholdManagedConnectionFactory
     static final List<String> PROPERTIES = List.of("BagStoreRoot", "Log", "LeaseService", "MaxLeaseMillis",
             "GraceMillis", "MaxClockErrorMillis", "BucketMillis", "FlushPolicy", "WriterId", "ProcessId",
             "DefaultWaitMillis", "MaxNamesPerUnit", "MinTimeLeftAtPrepareMillis", "OwnerTtlMillis", "RemoteOptions",
-            "InDoubtHoldMillis");
+            "InDoubtHoldMillis", "ViewBuildIntervalMillis");
 
     // Null until the container sets them: an unset property takes its MicroProfile Config value, else its default
     // (AdapterConfig). The annotations give no defaultValue, since a server sets a property to its annotated default,
@@ -61,6 +61,7 @@ public final class LeaseholdManagedConnectionFactory
     private Long ownerTtlMillis;
     private String remoteOptions;
     private Long inDoubtHoldMillis;
+    private Long viewBuildIntervalMillis;
 
     private transient LeaseholdResourceAdapter adapter;
     private transient PrintWriter logWriter;
@@ -85,7 +86,8 @@ public final class LeaseholdManagedConnectionFactory
                     mp.millis("DefaultWaitMillis", defaultWaitMillis), mp.count("MaxNamesPerUnit", maxNamesPerUnit),
                     mp.millis("MinTimeLeftAtPrepareMillis", minTimeLeftAtPrepareMillis),
                     mp.millis("OwnerTtlMillis", ownerTtlMillis), mp.text("RemoteOptions", remoteOptions),
-                    mp.millis("InDoubtHoldMillis", inDoubtHoldMillis));
+                    mp.millis("InDoubtHoldMillis", inDoubtHoldMillis),
+                    mp.millis("ViewBuildIntervalMillis", viewBuildIntervalMillis));
             logSupplied(c, mp.supplied());
             return c;
         } catch (IllegalArgumentException e) {
@@ -353,6 +355,16 @@ public final class LeaseholdManagedConnectionFactory
         inDoubtHoldMillis = v;
     }
 
+    public Long getViewBuildIntervalMillis() {
+        return viewBuildIntervalMillis;
+    }
+
+    @ConfigProperty(description = "How often, in milliseconds, the adapter publishes a snapshot of each view "
+            + "applications registered (0: never; else 1000 to 86400000). Default: 60000.")
+    public void setViewBuildIntervalMillis(Long v) {
+        viewBuildIntervalMillis = v;
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof LeaseholdManagedConnectionFactory f && Objects.equals(f.bagStoreRoot, bagStoreRoot)
@@ -365,7 +377,8 @@ public final class LeaseholdManagedConnectionFactory
                 && Objects.equals(f.maxNamesPerUnit, maxNamesPerUnit)
                 && Objects.equals(f.minTimeLeftAtPrepareMillis, minTimeLeftAtPrepareMillis)
                 && Objects.equals(f.ownerTtlMillis, ownerTtlMillis) && Objects.equals(f.remoteOptions, remoteOptions)
-                && Objects.equals(f.inDoubtHoldMillis, inDoubtHoldMillis);
+                && Objects.equals(f.inDoubtHoldMillis, inDoubtHoldMillis)
+                && Objects.equals(f.viewBuildIntervalMillis, viewBuildIntervalMillis);
     }
 
     @Override

@@ -45,10 +45,11 @@ final class LeaseholdRuntime implements AutoCloseable {
     private final LeaseKeeper keeper;
     private final ResourceManager rm;
     private final AdapterHealth health;
+    private final AdapterViews views;
 
     private LeaseholdRuntime(AdapterConfig config, FileBagStore store, LeaseService leases, EmbeddedOwnership ownership,
             TimeMarkFiles mark, PrepareJournal journal, AdapterMetrics metrics, SessionEvents events, LeaseKeeper keeper,
-            ResourceManager rm, AdapterHealth health) {
+            ResourceManager rm, AdapterHealth health, AdapterViews views) {
         this.config = config;
         this.store = store;
         this.leases = leases;
@@ -60,6 +61,7 @@ final class LeaseholdRuntime implements AutoCloseable {
         this.keeper = keeper;
         this.rm = rm;
         this.health = health;
+        this.views = views;
     }
 
     /**
@@ -154,7 +156,9 @@ final class LeaseholdRuntime implements AutoCloseable {
         AdapterHealth health = new AdapterHealth(config, store.writerId(), leases, ownership,
                 leases instanceof RemoteLeaseService r ? ClockCheck.of(r, config.maxClockError(), metrics, time)
                         : ClockCheck.none(), time);
-        return new LeaseholdRuntime(config, store, leases, ownership, mark, journal, metrics, events, keeper, rm, health);
+        AdapterViews views = new AdapterViews(config.log(), store, time, work, config.viewBuildInterval());
+        return new LeaseholdRuntime(config, store, leases, ownership, mark, journal, metrics, events, keeper, rm, health,
+                views);
     }
 
     /**
@@ -219,6 +223,11 @@ final class LeaseholdRuntime implements AutoCloseable {
         return events;
     }
 
+    /** The log's materialized views: reads, registered definitions, snapshot builds. */
+    AdapterViews views() {
+        return views;
+    }
+
     /** Readiness and liveness, for health checks (see {@link AdapterHealth}). */
     AdapterStatus status() {
         return health.status();
@@ -231,6 +240,7 @@ final class LeaseholdRuntime implements AutoCloseable {
 
     @Override
     public void close() {
+        views.close();
         keeper.close();
         health.close();
         metrics.unregister();

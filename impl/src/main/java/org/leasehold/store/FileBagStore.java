@@ -530,6 +530,16 @@ public final class FileBagStore implements BagStore {
         return new Views(context, this).build(logForReading(log), definition, LogGeometry.micros(through), progress);
     }
 
+    /**
+     * Checks {@code definition}'s name and version as {@link #view} and {@link #buildView} do, for a caller that keeps
+     * definitions to build later.
+     *
+     * @throws IllegalArgumentException the name is not acceptable, or there is no version; the message says why
+     */
+    public static void checkView(ViewDefinition<?> definition) {
+        Views.checkName(definition);
+    }
+
     // ---------------------------------------------------------------------------------------------------- sealing
 
     /**

@@ -19,7 +19,7 @@ class AdapterConfigTest {
     /** The settings with the defaults, except the four given (null: the default). */
     private static AdapterConfig with(Path root, Long maxLease, Long grace, Integer maxNames, Long inDoubt) {
         return AdapterConfig.from(root.toString(), null, null, maxLease, grace, null, null, null, null, null, null,
-                maxNames, null, null, null, inDoubt);
+                maxNames, null, null, null, inDoubt, null);
     }
 
     @Test
@@ -37,6 +37,24 @@ class AdapterConfigTest {
         assertEquals("BagStoreRoot is not set: give the directory of the bag store (a shared file system mount for a "
                 + "fleet), which must exist and be writable",
                 refused(() -> AdapterConfig.from(" ", null, null, null, null, null, null, null, null, null, null, null,
-                        null, null, null, null)));
+                        null, null, null, null, null)));
+    }
+
+    @Test
+    void theViewBuildIntervalIsZeroOrFromOneSecondToADay() throws Exception {
+        Path root = Files.createDirectories(Path.of("target", "adapter-config-test"));
+        assertEquals(60_000, views(root, null).viewBuildInterval().toMillis());
+        assertEquals(0, views(root, 0L).viewBuildInterval().toMillis());
+        assertEquals(1_000, views(root, 1_000L).viewBuildInterval().toMillis());
+        String rule = "; use 0 (the adapter builds no snapshot; the application does) or 1000 to 86400000 (one day); "
+                + "the default is 60000";
+        assertEquals("ViewBuildIntervalMillis is 999" + rule, refused(() -> views(root, 999L)));
+        assertEquals("ViewBuildIntervalMillis is -1" + rule, refused(() -> views(root, -1L)));
+        assertEquals("ViewBuildIntervalMillis is 86400001" + rule, refused(() -> views(root, 86_400_001L)));
+    }
+
+    private static AdapterConfig views(Path root, Long intervalMillis) {
+        return AdapterConfig.from(root.toString(), null, null, null, null, null, null, null, null, null, null, null,
+                null, null, null, null, intervalMillis);
     }
 }

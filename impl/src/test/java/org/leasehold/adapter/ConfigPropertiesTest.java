@@ -24,7 +24,7 @@ class ConfigPropertiesTest {
     private static final Set<String> DOCUMENTED = new TreeSet<>(Set.of("BagStoreRoot", "Log", "LeaseService",
             "MaxLeaseMillis", "GraceMillis", "MaxClockErrorMillis", "BucketMillis", "FlushPolicy", "WriterId",
             "ProcessId", "DefaultWaitMillis", "MaxNamesPerUnit", "MinTimeLeftAtPrepareMillis", "OwnerTtlMillis",
-            "RemoteOptions", "InDoubtHoldMillis"));
+            "RemoteOptions", "InDoubtHoldMillis", "ViewBuildIntervalMillis"));
 
     @Test
     void everyPropertyIsAnnotatedOnItsSetterWithTheDocumentedName() {

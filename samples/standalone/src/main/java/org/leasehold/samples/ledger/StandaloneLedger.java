@@ -25,6 +25,8 @@ import org.leasehold.bag.Message;
 import org.leasehold.bag.MessageStream;
 import org.leasehold.bag.ReadRequest;
 import org.leasehold.bag.StampedLease;
+import org.leasehold.bag.ViewDefinition;
+import org.leasehold.bag.ViewState;
 import org.leasehold.engine.EmbeddedLeaseService;
 import org.leasehold.engine.EngineConfig;
 import org.leasehold.lease.HolderId;
@@ -47,7 +49,8 @@ import picocli.CommandLine.Spec;
  * between accounts, each transfer under the leases of both accounts, appending one entry to the store's log (the
  * store picks a timestamp inside the leases) and releasing with that timestamp as watermark. At the end the log is
  * read back from the store directory and replayed in order: money is conserved, no account ever goes negative, each
- * account's entries follow its lease order, and the replay gives the live balances.
+ * account's entries follow its lease order, and the replay gives the live balances, as does the store's materialized
+ * view of them ({@link Deltas}: a published snapshot plus the entries after it).
  */
 @Command(name = "standalone-ledger", mixinStandardHelpOptions = true,
         description = "Runs concurrent transfers under Leasehold leases and checks the journal.")
@@ -95,6 +98,7 @@ public final class StandaloneLedger implements Callable<Integer> {
         }
         Path root = Files.createDirectories(data.resolve("run-" + System.nanoTime()));
         List<Entry> journal;
+        ViewState<long[]> view;
         long[] live = new long[accounts];
         java.util.Arrays.fill(live, openingBalance);
         AtomicLong transfers = new AtomicLong();
@@ -153,6 +157,9 @@ public final class StandaloneLedger implements Callable<Integer> {
             }
             pool.shutdown();
             journal = readBack(store);
+            Deltas deltas = new Deltas(accounts);
+            store.buildView(LOG, deltas, Instant.MAX);
+            view = store.view(LOG, deltas);
         }
 
         out.printf("Leasehold standalone ledger: %d accounts, %d threads, %s%n", accounts, threads, duration);
@@ -164,9 +171,16 @@ public final class StandaloneLedger implements Callable<Integer> {
         if (journal.size() != transfers.get()) {
             problems.add("the log holds " + journal.size() + " entries, " + transfers.get() + " were acknowledged");
         }
+        for (int i = 0; i < accounts; i++) {
+            if (openingBalance + view.state()[i] != live[i]) {
+                problems.add("account " + i + ": the view gives " + (openingBalance + view.state()[i]) + ", live balance "
+                        + "is " + live[i]);
+            }
+        }
+        out.printf("  view 'balances': snapshot at %s plus %d entries after it%n", view.boundary(), view.tailMessages());
         if (problems.isEmpty()) {
             out.println("  check: log replayed in order: every acknowledged transfer read back once, money conserved, "
-                    + "no account below zero, entries in lease order, replay equals live balances: OK");
+                    + "no account below zero, entries in lease order, replay and view equal live balances: OK");
             return 0;
         }
         out.println("  check FAILED:");
@@ -175,6 +189,58 @@ public final class StandaloneLedger implements Callable<Integer> {
     }
 
     static final String LOG = "ledger";
+
+    /** The store's view of the ledger: per account the sum of its transfers, in account order (deterministic). */
+    static final class Deltas implements ViewDefinition<long[]> {
+        private final int accounts;
+
+        Deltas(int accounts) {
+            this.accounts = accounts;
+        }
+
+        @Override
+        public String name() {
+            return "balances";
+        }
+
+        @Override
+        public String version() {
+            return "standalone deltas 1, " + accounts + " accounts";
+        }
+
+        @Override
+        public long[] initial() {
+            return new long[accounts];
+        }
+
+        @Override
+        public long[] apply(long[] state, Message m) {
+            String[] f = new String(m.payload(), StandardCharsets.UTF_8).split(" ");
+            long amount = Long.parseLong(f[3]);
+            state[Integer.parseInt(f[1])] -= amount;
+            state[Integer.parseInt(f[2])] += amount;
+            return state;
+        }
+
+        @Override
+        public byte[] encode(long[] state) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(state.length * 8);
+            for (long v : state) {
+                b.putLong(v);
+            }
+            return b.array();
+        }
+
+        @Override
+        public long[] decode(byte[] bytes) {
+            if (bytes.length != accounts * 8) {
+                throw new IllegalArgumentException(bytes.length + " bytes are not " + accounts + " accounts");
+            }
+            long[] state = new long[accounts];
+            java.nio.ByteBuffer.wrap(bytes).asLongBuffer().get(state);
+            return state;
+        }
+    }
 
     static String account(int i) {
         return "ledger/account/" + i;

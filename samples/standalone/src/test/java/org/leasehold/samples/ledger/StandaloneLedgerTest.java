@@ -26,6 +26,8 @@ class StandaloneLedgerTest {
         assertTrue(text.contains(": OK"), text);
         assertTrue(text.matches("(?s).*transfers committed: [1-9][0-9]*.*"), text);
         assertTrue(text.contains("entries read back"), text);
+        assertTrue(text.contains("replay and view equal live balances: OK"), text);
+        assertTrue(text.matches("(?s).*view 'balances': snapshot at \\S+ plus [0-9]+ entries after it.*"), text);
     }
 
     @Test

@@ -29,13 +29,18 @@ import org.leasehold.bag.Message;
 import org.leasehold.bag.MessageStream;
 import org.leasehold.bag.ReadRequest;
 import org.leasehold.bag.StampedLease;
+import org.leasehold.bag.ViewState;
 import org.leasehold.connector.AdapterMetricsMBean;
 import org.leasehold.connector.LeaseConnection;
 import org.leasehold.connector.LeaseConnectionFactory;
+import org.leasehold.inject.LeaseView;
 import org.leasehold.lease.LeaseBusyException;
 import org.leasehold.lease.LeaseLostException;
 
-/** The ledger over HTTP: open accounts, transfer, check the whole log, show the adapter's figures. */
+/**
+ * The ledger over HTTP: open accounts, transfer, check the whole log against the balances view, show how the balances
+ * started and the adapter's figures, publish a snapshot of the view.
+ */
 @Path("/ledger")
 @Produces(MediaType.APPLICATION_JSON)
 public class LedgerResource {
@@ -45,6 +50,12 @@ public class LedgerResource {
 
     @Inject
     Accounts accounts;
+
+    @Inject
+    Balances balances;
+
+    @Inject
+    LeaseView<TreeMap<Integer, BalanceView.Account>> view;
 
     @Resource(lookup = "leasehold/Ledger")
     LeaseConnectionFactory leases;
@@ -79,7 +90,8 @@ public class LedgerResource {
 
     /**
      * Replays the whole log in order and checks it: money conserved, no account ever below zero, each account's
-     * entries in lease order (generations and timestamps both increasing).
+     * entries in lease order (generations and timestamps both increasing), and the balances view (latest snapshot plus
+     * the entries after it) gives the balances of the replay.
      */
     @GET
     @Path("/check")
@@ -127,6 +139,12 @@ public class LedgerResource {
         if (total != opened) {
             problems.add("money not conserved: balances add up to " + total + ", " + opened + " was opened");
         }
+        ViewState<TreeMap<Integer, BalanceView.Account>> v = view.read();
+        Map<Integer, Long> fromView = new TreeMap<>();
+        v.state().forEach((account, a) -> fromView.put(account, a.balance()));
+        if (!fromView.equals(balance)) {
+            problems.add("the balances view gives " + fromView + ", the replay " + balance);
+        }
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("messages", messages);
         out.put("tentativeMessages", tentative);
@@ -134,9 +152,26 @@ public class LedgerResource {
         out.put("opened", opened);
         out.put("total", total);
         out.put("balances", balance);
+        out.put("viewSnapshotBoundary", v.boundary() == null ? null : v.boundary().toString());
+        out.put("viewTailMessages", v.tailMessages());
+        out.put("viewMatches", fromView.equals(balance));
         out.put("problems", problems);
         out.put("ok", problems.isEmpty());
         return out;
+    }
+
+    /** How the balances started: from which snapshot of the view, and how many entries after it were applied. */
+    @GET
+    @Path("/view")
+    public Map<String, Object> viewStart() {
+        return balances.started();
+    }
+
+    /** Publishes a snapshot of the balances view at the latest sealed boundary now (the adapter also does, regularly). */
+    @POST
+    @Path("/view/build")
+    public Map<String, Object> buildView() throws LeaseholdException {
+        return Map.of("snapshotBoundary", view.build().toString());
     }
 
     /** The adapter's figures, from its MBean. */

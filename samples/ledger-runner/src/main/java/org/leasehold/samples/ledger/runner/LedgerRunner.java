@@ -11,6 +11,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -36,7 +37,9 @@ import picocli.CommandLine.Spec;
  * Runs the ledger end to end on the embedded defaults: starts Payara Micro (127.0.0.1, a free port, everything under
  * the work directory) with the Leasehold resource adapter and a connection pool that sets only the bag store root,
  * deploys the ledger, opens accounts, drives concurrent transfers over HTTP, prints what happened, asks the
- * application to replay and check the whole log, and stops the server. With {@code --workload=bench} it runs the XA
+ * application to replay and check the whole log (and compare it with its balances view), and stops the server. Then
+ * it starts the server again on the same bag store and checks that the restarted ledger's first transfer read its
+ * balances from the view: the latest snapshot and the entries after it, not the whole log. With {@code --workload=bench} it runs the XA
  * benchmark instead ({@link XaBenchmark}): Leasehold beside PostgreSQL in the same server.
  */
 @Command(name = "ledger-runner", mixinStandardHelpOptions = true, sortOptions = false,
@@ -133,6 +136,11 @@ public final class LedgerRunner implements Callable<Integer> {
     @Option(names = "--opening-balance", defaultValue = "1000", description = "Each account's opening balance.")
     long openingBalance;
 
+    @Option(names = "--no-restart",
+            description = "Ledger: stop after the check instead of restarting the server and checking that its first "
+                    + "transfer reads the balances from the view.")
+    boolean noRestart;
+
     @Option(names = "--startup-timeout", defaultValue = "PT180S",
             description = "How long to wait for the server (default ${DEFAULT-VALUE}).")
     Duration startupTimeout;
@@ -174,9 +182,63 @@ public final class LedgerRunner implements Callable<Integer> {
         if (serverJvmOptions != null) {
             options = new PayaraMicro.Options(serverJvmOptions, List.of(), List.of());
         }
+        long logged;
+        Instant built;
         try (PayaraMicro server = PayaraMicro.start(sampleDir, run, freePort(), startupTimeout, options, out)) {
-            return drive(server);
+            int result = drive(server);
+            if (result != 0 || noRestart) {
+                return result;
+            }
+            HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+            String base = server.baseUri() + "/ledger/api/ledger";
+            built = Instant.parse(json.readTree(post(http, base + "/view/build")).path("snapshotBoundary").asText());
+            logged = json.readTree(get(http, base + "/check")).path("messages").asLong();
+            out.printf("Published a snapshot of the balances view at %s; stopping the server%n", built);
         }
+        try (PayaraMicro server = PayaraMicro.start(sampleDir, run, freePort(), startupTimeout, options, out)) {
+            return afterRestart(server, built, logged);
+        }
+    }
+
+    /**
+     * The restarted server's first transfer (retried while the embedded lease service waits out the previous run's
+     * leases) must have started the balances from the view: a snapshot at or after {@code built}, and only the entries
+     * after it, fewer than the {@code logged} messages of the log.
+     */
+    private int afterRestart(PayaraMicro server, Instant built, long logged) throws Exception {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        String base = server.baseUri() + "/ledger/api/ledger";
+        long until = System.nanoTime() + startupTimeout.toNanos();
+        String outcome = "";
+        int tries = 0;
+        while (!outcome.equals("DONE") && !outcome.equals("DECLINED") && System.nanoTime() < until) {
+            if (tries++ > 0) {
+                Thread.sleep(500);
+            }
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(base + "/transfer?from=0&to=1&amount=1"))
+                    .POST(HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(60)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            try {
+                outcome = json.readTree(r.body()).path("outcome").asText("?");
+            } catch (IOException e) {
+                outcome = "?";
+            }
+        }
+        JsonNode started = json.readTree(get(http, base + "/view"));
+        JsonNode check = json.readTree(get(http, base + "/check"));
+        String boundary = started.path("snapshotBoundary").asText(null);
+        long tail = started.path("tailMessages").asLong();
+        boolean fromView = started.path("started").asBoolean() && boundary != null
+                && !Instant.parse(boundary).isBefore(built) && tail < logged;
+        out.printf("Restarted: the first transfer (%s after %d tries) read the balances from the view: the snapshot at "
+                + "%s plus %d entries after it, of the %d in the log: %s%n", outcome, tries, boundary, tail, logged,
+                fromView ? "OK" : "NOT from the snapshot");
+        boolean ok = fromView && check.path("ok").asBoolean() && check.path("viewMatches").asBoolean()
+                && (outcome.equals("DONE") || outcome.equals("DECLINED"));
+        out.printf("Check after the restart: %d messages; balances rebuilt from the log add up to %d and equal the "
+                + "view's: %s%n", check.path("messages").asLong(), check.path("total").asLong(),
+                ok ? "OK" : "FAILED " + check.path("problems"));
+        return ok ? 0 : 1;
     }
 
     /** The XA benchmark: checks the options, starts the server with the benchmark's pools, runs it. */
@@ -334,8 +396,10 @@ public final class LedgerRunner implements Callable<Integer> {
                 && check.path("messages").asLong() == accounts + done.get() && failed.get() == 0 && done.get() > 0
                 && reconciled;
         out.printf("Log: %d messages (%d in buckets not sealed yet); balances rebuilt from the log add up to %d "
-                + "(opened %d)%n", check.path("messages").asLong(), check.path("tentativeMessages").asLong(),
-                check.path("total").asLong(), expected);
+                + "(opened %d); the balances view (snapshot at %s plus %d entries) gives the same balances: %s%n",
+                check.path("messages").asLong(), check.path("tentativeMessages").asLong(),
+                check.path("total").asLong(), expected, check.path("viewSnapshotBoundary").asText("none"),
+                check.path("viewTailMessages").asLong(), check.path("viewMatches").asBoolean() ? "OK" : "NO");
         if (ok) {
             out.println("Check: every committed transfer is in the log once, money is conserved, no account went "
                     + "below zero, each account's entries are in lease order: OK");
@@ -362,13 +426,14 @@ public final class LedgerRunner implements Callable<Integer> {
         return r.body();
     }
 
-    private static void post(HttpClient http, String uri) throws IOException, InterruptedException {
+    private static String post(HttpClient http, String uri) throws IOException, InterruptedException {
         HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(uri))
                 .POST(HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(60)).build(),
                 HttpResponse.BodyHandlers.ofString());
         if (r.statusCode() != 200) {
             throw new IOException("POST " + uri + " answered " + r.statusCode() + ": " + r.body());
         }
+        return r.body();
     }
 
     private static int freePort() throws IOException {

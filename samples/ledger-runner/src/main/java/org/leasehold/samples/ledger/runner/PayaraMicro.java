@@ -71,9 +71,14 @@ final class PayaraMicro implements AutoCloseable {
             throws IOException, InterruptedException {
         Path store = Files.createDirectories(bagStore(run));
         Path tmp = Files.createDirectories(run.resolve("tmp"));
-        Path root = run.resolve("payara-root");
-        Path preboot = run.resolve("preboot.asadmin");
-        Path postboot = run.resolve("postboot.asadmin");
+        // A restart in the same run (same bag store) gets its own server directory and log.
+        String suffix = "";
+        for (int i = 2; Files.exists(run.resolve("payara-root" + suffix)); i++) {
+            suffix = "-" + i;
+        }
+        Path root = run.resolve("payara-root" + suffix);
+        Path preboot = run.resolve("preboot" + suffix + ".asadmin");
+        Path postboot = run.resolve("postboot" + suffix + ".asadmin");
         Files.writeString(preboot, String.join("\n",
                 "set configs.config.server-config.hazelcast-config-specific-configuration.enabled=false",
                 "set configs.config.server-config.network-config.network-listeners.network-listener.http-listener"
@@ -87,7 +92,7 @@ final class PayaraMicro implements AutoCloseable {
         commands.addAll(options.postBootCommands());
         commands.add("");
         Files.writeString(postboot, String.join("\n", commands));
-        Path log = run.resolve("payara.log");
+        Path log = run.resolve("payara" + suffix + ".log");
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(options.jvmOptions());

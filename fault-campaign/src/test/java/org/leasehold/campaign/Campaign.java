@@ -41,9 +41,9 @@ final class Campaign {
     private static final Pattern READY = Pattern.compile("LEASEHOLD-2000 ready grpc=(\\S+)");
     private static final long E_MICROS = CampaignChild.ERROR.toNanos() / 1000;
     /** How long a process must have been at work before a fault may stop it. */
-    private static final long WORKING_MILLIS = 5000;
+    private static final long WORKING_MILLIS = 10_000;
     /** How long the lease server must have been at work before it is stopped again (its clients reconnect slowly). */
-    private static final long SERVER_WORKING_MILLIS = 15_000;
+    private static final long SERVER_WORKING_MILLIS = 30_000;
 
     /** The fault kinds, in the summary's order. */
     enum Kind { KILL, TORN_WRITE, PAUSE, CLOCK_WITHIN, CLOCK_BEYOND, SERVER_RESTART, DISK_FULL }
@@ -145,7 +145,7 @@ final class Campaign {
         }
         long end = started + duration.toNanos();
         while (System.nanoTime() < end) {
-            long waitMillis = 300 + rnd.nextInt(2000);
+            long waitMillis = 500 + rnd.nextInt(3000);
             Thread.sleep(waitMillis);
             // Each fault on its own thread, so that a slow kill or restart does not hold up the next one.
             int p = rnd.nextInt(100);
@@ -185,8 +185,8 @@ final class Campaign {
 
     /** One fault: its kind from {@code p}, its target from {@code a}, its size from {@code b}. */
     private void inject(int p, long a, int b, long childSeed) throws Exception {
-        Kind kind = p < 20 ? Kind.KILL : p < 30 ? Kind.TORN_WRITE : p < 46 ? Kind.PAUSE : p < 66 ? Kind.CLOCK_WITHIN
-                : p < 82 ? Kind.CLOCK_BEYOND : p < 88 ? Kind.SERVER_RESTART : Kind.DISK_FULL;
+        Kind kind = p < 10 ? Kind.KILL : p < 17 ? Kind.TORN_WRITE : p < 31 ? Kind.PAUSE : p < 60 ? Kind.CLOCK_WITHIN
+                : p < 80 ? Kind.CLOCK_BEYOND : p < 85 ? Kind.SERVER_RESTART : Kind.DISK_FULL;
         switch (kind) {
             case KILL -> {
                 Slot s = pick(a, null);

@@ -30,7 +30,9 @@ import org.leasehold.store.check.LogChecker;
  *   <li>invariant 3: every stored message lies strictly between its grant's floor and the lease's deadline, and each
  *       of its (name, generation) pairs was granted;
  *   <li>invariants 1 and 2: per name, grants ordered by the time the server granted them have strictly increasing
- *       generations, and each starts no earlier than the previous one ended (released, or its deadline);
+ *       generations, and each starts no earlier than the previous one ended (released, or its deadline), unless the
+ *       same holder took the name again (a re-take ends its earlier lease) or the previous release got no answer (it
+ *       may have ended earlier; counted);
  *   <li>invariant 5: a holder whose predecessor expired saw, after sealing, exactly the messages the store holds
  *       under that name below its floor (nothing landed there later);
  *   <li>invariant 6: per name, the messages of one generation all come before those of the next (no two holders'
@@ -59,6 +61,7 @@ final class CampaignChecker {
         Set<String> unknown = new HashSet<>();
         Map<String, Map<Long, Grant>> grants = new TreeMap<>();
         Map<String, Map<Long, Long>> released = new HashMap<>();
+        Map<String, Set<Long>> releaseInDoubt = new HashMap<>();
         List<String[]> saws = new ArrayList<>();
         List<String[]> reads = new ArrayList<>();
         long clockRefusals = 0;
@@ -88,6 +91,11 @@ final class CampaignChecker {
                         }
                         case "RELEASED" -> released.computeIfAbsent(w[1], n -> new HashMap<>())
                                 .put(Long.parseLong(w[2]), Long.parseLong(w[3]));
+                        case "UNRELEASED" -> {
+                            if (w[3].equals("unknown")) {
+                                releaseInDoubt.computeIfAbsent(w[1], n -> new HashSet<>()).add(Long.parseLong(w[2]));
+                            }
+                        }
                         case "SAW" -> saws.add(w);
                         case "READ" -> reads.add(w);
                         case "CLOCK" -> clockRefusals++;
@@ -188,6 +196,8 @@ final class CampaignChecker {
         counts.put("stored messages never acknowledged", unansweredFound);
 
         // Invariants 1 and 2.
+        long retaken = 0;
+        long inDoubt = 0;
         for (Map.Entry<String, Map<Long, Grant>> e : grants.entrySet()) {
             List<Grant> gs = new ArrayList<>(e.getValue().values());
             gs.sort(Comparator.comparingLong(Grant::grantedAt).thenComparingLong(Grant::generation));
@@ -200,13 +210,24 @@ final class CampaignChecker {
                             + n.grantedAt + " after generation " + p.generation + " at " + p.grantedAt);
                 }
                 long end = Math.min(p.deadline, rel.getOrDefault(p.generation, Long.MAX_VALUE));
-                if (n.grantedAt < end) {
+                if (n.grantedAt >= end) {
+                    continue;
+                }
+                if (n.holder.equals(p.holder)) {
+                    // The same holder took the name again: its earlier lease ended then, re-taken (L8).
+                    retaken++;
+                } else if (releaseInDoubt.getOrDefault(e.getKey(), Set.of()).contains(p.generation)) {
+                    // Its release got no answer: it may have ended at any time before its deadline.
+                    inDoubt++;
+                } else {
                     violations.add("invariant 1: '" + e.getKey() + "' generation " + n.generation + " (" + n.holder
                             + ") granted at " + n.grantedAt + " while generation " + p.generation + " (" + p.holder
                             + ") held it until " + end);
                 }
             }
         }
+        counts.put("grants re-taken by their holder", retaken);
+        counts.put("grants after a release in doubt", inDoubt);
 
         // Invariant 6: one holder's messages before the next one's, per name.
         for (Map.Entry<String, Map<Long, long[]>> e : spans.entrySet()) {

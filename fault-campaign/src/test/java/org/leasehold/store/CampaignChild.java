@@ -36,6 +36,7 @@ import org.leasehold.bag.WriteOutcomeUnknownException;
 import org.leasehold.lease.HolderId;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseException;
+import org.leasehold.lease.LeaseExpiredException;
 import org.leasehold.lease.LeaseGrant;
 import org.leasehold.lease.LeaseRequest;
 import org.leasehold.remote.ClockOffset;
@@ -323,7 +324,12 @@ public final class CampaignChild {
                             j.line("RELEASED " + g.name() + " " + g.generation() + " " + Micros.of(at));
                         }
                     } catch (LeaseException e) {
-                        j.line("NOTE release " + e.getClass().getSimpleName());
+                        // Expired: it ended at its deadline. Otherwise (no answer) the release may or may not have
+                        // reached the server.
+                        String how = e instanceof LeaseExpiredException ? "expired" : "unknown";
+                        for (LeaseGrant g : lease.grants()) {
+                            j.line("UNRELEASED " + g.name() + " " + g.generation() + " " + how);
+                        }
                     }
                     Thread.sleep(rnd.nextInt(40));
                 }

@@ -36,7 +36,7 @@ class CampaignCheckerTest {
     private static Path root;
     private static final List<String> GOOD = new ArrayList<>();
 
-    /** Generation 10 writes w.0 and w.1 and releases; generation 11 writes w.2; all sealed. */
+    /** Holder w's generation 10 writes w.0 and w.1 and releases; holder v's generation 11 writes w.2; all sealed. */
     @BeforeAll
     static void writeLog() throws Exception {
         root = Path.of("target", "checker-test-" + System.nanoTime());
@@ -61,7 +61,7 @@ class CampaignCheckerTest {
             GOOD.add("RELEASED " + NAME + " 10 " + released);
             time.advance(Duration.ofMillis(100));
             long granted11 = time.nowMicros();
-            GOOD.add("GRANT w " + NAME + " 11 " + last + " " + (granted11 + 2_000_000) + " " + granted11 + " " + granted11 + " 0");
+            GOOD.add("GRANT v " + NAME + " 11 " + last + " " + (granted11 + 2_000_000) + " " + granted11 + " " + granted11 + " 0");
             LeaseStamp g11 = new LeaseStamp(NAME, 11, Micros.toInstant(last), Micros.toInstant(granted11 + 2_000_000),
                     Micros.toInstant(granted11), null, null);
             time.advance(Duration.ofMillis(100));
@@ -130,25 +130,40 @@ class CampaignCheckerTest {
         });
         assertViolation("refused", "w.1 was refused but is visible", l -> replace(l, "ACK w.1", "REFUSED w.1 LATE"));
         assertViolation("phantom", "w.0 was never sent", l -> replace(l, "SENT w.0", "NOTE no send recorded"));
-        assertViolation("ungranted", "which no journal recorded as granted", l -> replace(l, "GRANT w " + NAME + " 11",
+        assertViolation("ungranted", "which no journal recorded as granted", l -> replace(l, "GRANT v " + NAME + " 11",
                 "NOTE no grant recorded"));
         assertViolation("overlap", "invariant 1", l -> replace(l, "RELEASED", "NOTE not released"));
         assertViolation("generations", "invariant 2", l -> {
-            String g11 = l.stream().filter(x -> x.startsWith("GRANT w " + NAME + " 11")).findFirst().orElseThrow();
+            String g11 = l.stream().filter(x -> x.startsWith("GRANT v " + NAME + " 11")).findFirst().orElseThrow();
             String[] w = g11.split(" ");
             w[7] = Long.toString(Micros.of(T0.minusSeconds(5)));
-            return replace(l, "GRANT w " + NAME + " 11", String.join(" ", w));
+            return replace(l, "GRANT v " + NAME + " 11", String.join(" ", w));
         });
         assertViolation("floor", "invariant 3", l -> {
-            String g11 = l.stream().filter(x -> x.startsWith("GRANT w " + NAME + " 11")).findFirst().orElseThrow();
+            String g11 = l.stream().filter(x -> x.startsWith("GRANT v " + NAME + " 11")).findFirst().orElseThrow();
             String[] w = g11.split(" ");
             w[4] = Long.toString(Micros.of(T0.plusSeconds(1)));
-            return replace(l, "GRANT w " + NAME + " 11", String.join(" ", w));
+            return replace(l, "GRANT v " + NAME + " 11", String.join(" ", w));
         });
         assertViolation("successor", "invariant 5", l -> replace(l, "SAW", l.stream().filter(x -> x.startsWith("SAW"))
                 .findFirst().orElseThrow().replaceAll(" 2$", " 1")));
         assertViolation("reader", "invariant 6: a reader read", l -> replace(l, "READ", l.stream()
                 .filter(x -> x.startsWith("READ")).findFirst().orElseThrow().replace(" * 3 ", " * 2 ")));
+    }
+
+    @Test
+    void aReTakeByTheSameHolderOrAReleaseWithoutAnswerIsNoOverlap() throws IOException {
+        UnaryOperator<List<String>> sameHolder = l -> {
+            String g11 = l.stream().filter(x -> x.startsWith("GRANT v " + NAME + " 11")).findFirst().orElseThrow();
+            return replace(replace(l, "RELEASED", "NOTE not released"), "GRANT v " + NAME + " 11",
+                    g11.replace("GRANT v ", "GRANT w "));
+        };
+        CampaignChecker.Outcome retake = check("retake", sameHolder);
+        assertEquals(List.of(), retake.violations());
+        assertEquals(1L, retake.counts().get("grants re-taken by their holder"));
+        CampaignChecker.Outcome doubt = check("doubt", l -> replace(l, "RELEASED", "UNRELEASED " + NAME + " 10 unknown"));
+        assertEquals(List.of(), doubt.violations());
+        assertEquals(1L, doubt.counts().get("grants after a release in doubt"));
     }
 
     @Test

@@ -150,6 +150,19 @@ final class SegmentReader implements AutoCloseable {
         }
     }
 
+    /** The starts of the buckets the segment's table lists in {@code [a, b)}, in time order. */
+    long[] bucketsIn(long a, long b) {
+        long width = trailer.widthMicros();
+        long[] out = new long[table.size()];
+        int n = 0;
+        for (SegmentFile.Bucket k : table) {
+            if (k.start() + width > a && k.start() < b) {
+                out[n++] = k.start();
+            }
+        }
+        return java.util.Arrays.copyOf(out, n);
+    }
+
     /** The segment's file name. */
     String name() {
         return name;

@@ -340,36 +340,64 @@ public final class DayBench {
         linkCopy(cacheRoot, root);
         System.out.printf(Locale.ROOT, "hard-linked copy of the day in %.0f s%n", (System.nanoTime() - c0) / 1e9);
         long before = entries(root.resolve(LOG));
-        List<Path> files = dataFiles(cacheRoot.resolve(LOG));
+        // The copy's names of the same files (hard links: the same data), read by the raw copy.
+        List<Path> files = dataFiles(root.resolve(LOG));
 
-        // Compaction beside a raw sequential copy of the same data files (copy, compaction, copy).
-        ManualTimeSource time = new ManualTimeSource(T0.plusSeconds(hours * 3600L + 7_200));
-        FileBagStore compacted = FileBagStore.open(config(root, locks).removeCompactedBuckets(true)
-                .retentionDelay(Duration.ofMinutes(10)).build(), time);
-        long r0 = System.nanoTime();
-        long copied = rawCopy(files, run.resolve("raw-copy"));
-        double copy1 = (System.nanoTime() - r0) / 1e9;
-        long k0 = System.nanoTime();
-        CompactionReport report = compacted.compact(LOG);
-        double compactSeconds = (System.nanoTime() - k0) / 1e9;
-        r0 = System.nanoTime();
+        // Compaction beside a raw sequential copy of the same data files, hour by hour in alternating order (the clock
+        // moved so that each compaction covers one more hour), the ratio taken per hour.
+        FileBagStore compacted = null;
+        ManualTimeSource time = new ManualTimeSource(T0);
         rawCopy(files, run.resolve("raw-copy"));
-        double copy2 = (System.nanoTime() - r0) / 1e9;
+        double[] copySeconds = new double[hours];
+        double[] compactSeconds = new double[hours];
+        double[] ratio = new double[hours];
+        long copied = 0;
+        long written = 0;
+        long frames = 0;
+        int segments = 0;
+        for (int h = 0; h < hours; h++) {
+            String hour = String.format(Locale.ROOT, "%02d", h);
+            List<Path> inHour = files.stream().filter(f -> f.getParent().getParent().getParent().getFileName()
+                    .toString().equals(hour)).toList();
+            time.set(T0.plusSeconds((h + 1) * 3600L + 3600 + 1));
+            if (compacted == null) {
+                compacted = FileBagStore.open(config(root, locks).removeCompactedBuckets(true)
+                        .retentionDelay(Duration.ofMinutes(10)).build(), time);
+            }
+            for (int k = 0; k < 2; k++) {
+                long t = System.nanoTime();
+                if ((h + k) % 2 == 0) {
+                    copied += rawCopy(inHour, run.resolve("raw-copy"));
+                    copySeconds[h] = (System.nanoTime() - t) / 1e9;
+                } else {
+                    CompactionReport r = compacted.compact(LOG);
+                    compactSeconds[h] = (System.nanoTime() - t) / 1e9;
+                    written += r.bytes();
+                    frames += r.frames();
+                    segments += r.published().size();
+                }
+            }
+            ratio[h] = copySeconds[h] / compactSeconds[h];
+        }
+        double copyTotal = Arrays.stream(copySeconds).sum();
+        double compactTotal = Arrays.stream(compactSeconds).sum();
+        System.out.printf(Locale.ROOT, "day: %d data files, %d bytes; compaction: %d segments, %d frames, %d bytes "
+                + "written in %.1f s (%s of the data files); raw copy (read, write, force) %.1f s (%s); compaction / "
+                + "copy throughput per hour %s (overall %s)%n", files.size(), copied, segments, frames, written,
+                compactTotal, BenchSupport.mb(copied / compactTotal), copyTotal, BenchSupport.mb(copied / copyTotal),
+                spread(ratio), BenchSupport.pct(copyTotal / compactTotal));
         time.advance(Duration.ofMinutes(11));
         long e0 = System.nanoTime();
         CompactionReport retired = compacted.compact(LOG);
         double retireSeconds = (System.nanoTime() - e0) / 1e9;
         long after = entries(root.resolve(LOG));
-        double copyRate = copied / ((copy1 + copy2) / 2);
-        double compactRate = copied / compactSeconds;
-        System.out.printf(Locale.ROOT, "day: %d data files, %d bytes; compaction: %d segments, %d buckets, %d frames, "
-                + "%d bytes written in %.1f s (%s of the data files); raw copy %.1f s and %.1f s (%s); compaction/copy "
-                + "%s%n", files.size(), copied, report.published().size(), report.buckets(), report.frames(),
-                report.bytes(), compactSeconds, BenchSupport.mb(compactRate), copy1, copy2, BenchSupport.mb(copyRate),
-                BenchSupport.pct(compactRate / copyRate));
         System.out.printf(Locale.ROOT, "retention: %d buckets removed in %.1f s; entries under the log: %d before, %d "
                 + "after (%.0f× fewer)%n", retired.bucketsRemoved(), retireSeconds, before, after,
                 (double) before / after);
+        try (Stream<Path> s = Files.walk(root.resolve(LOG))) {
+            s.filter(p -> !p.startsWith(root.resolve(LOG).resolve("segments"))).limit(20).forEach(p -> System.out.println(
+                    "  left: " + root.resolve(LOG).relativize(p)));
+        }
 
         // A read of one name over the day: compacted (the copy) against uncompacted (the cache), alternating.
         FileBagStore raw = FileBagStore.open(config(cacheRoot, locks).build(), time);
@@ -383,7 +411,7 @@ public final class DayBench {
         readName(raw);
         double[] fromBuckets = new double[pairs];
         double[] fromSegments = new double[pairs];
-        double[] ratio = new double[pairs];
+        double[] readRatio = new double[pairs];
         for (int i = 0; i < pairs; i++) {
             for (int k = 0; k < 2; k++) {
                 boolean seg = (i + k) % 2 == 0;
@@ -396,12 +424,12 @@ public final class DayBench {
                     fromBuckets[i] = ms;
                 }
             }
-            ratio[i] = fromBuckets[i] / fromSegments[i];
+            readRatio[i] = fromBuckets[i] / fromSegments[i];
         }
         double goal = 20 + expected[0] / 1000.0;
         System.out.printf(Locale.ROOT, "read of one name (%d messages), %d pairs: buckets %s ms; segments %s ms "
                 + "(goal %.1f ms); ratio per pair %s×%n", expected[0], pairs, spread(fromBuckets), spread(fromSegments),
-                goal, spread(ratio));
+                goal, spread(readRatio));
 
         // A view on a cold start against a full fold of the raw log.
         Balances view = new Balances();

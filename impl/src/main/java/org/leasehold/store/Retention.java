@@ -206,15 +206,17 @@ final class Retention {
      */
     private int removeEmptyParents(LogHandle log, Set<Path> parents) throws IOException {
         int removed = 0;
-        Set<Path> tried = new HashSet<>();
-        for (Path p : parents) {
-            for (Path d = p; d != null && !d.equals(log.dir()) && d.startsWith(log.dir()) && tried.add(d);
-                    d = d.getParent()) {
-                if (!fs.removeEmptyLayoutDirectory(d)) {
-                    break;
+        Set<Path> level = parents;
+        while (!level.isEmpty()) {
+            // One level at a time: every emptied minute directory, then the hours above the removed ones, and so on.
+            Set<Path> next = new java.util.LinkedHashSet<>();
+            for (Path d : level) {
+                if (d != null && !d.equals(log.dir()) && d.startsWith(log.dir()) && fs.removeEmptyLayoutDirectory(d)) {
+                    removed++;
+                    next.add(d.getParent());
                 }
-                removed++;
             }
+            level = next;
         }
         return removed;
     }

@@ -121,6 +121,10 @@ class RetentionRaceTest {
             assertEquals(dirs, retiring.compact(LOG).bucketsRemoved());
             readers.finish();
             assertEquals(List.of(), timeDirs(root.resolve(LOG)), "every bucket and time directory is gone");
+            try (StoreReader reader = StoreReader.open(root, time)) {
+                LogSurvey survey = reader.survey(LOG, LogGeometry.MIN_MICROS, LogGeometry.MAX_MICROS, time.nowMicros());
+                assertEquals(0, survey.buckets(), "removed buckets are not counted: " + survey);
+            }
         }
     }
 
@@ -165,6 +169,10 @@ class RetentionRaceTest {
             // A late sealer asked to seal part of the retired range: it creates the directories again, sealed empty.
             assertEquals(10, store.sealThrough(LOG, T0.plusSeconds(2), T0.plusSeconds(3)).buckets().size());
             assertEquals(10, SegmentsRandomizedTest.bucketDirs(root.resolve(LOG)).size());
+            try (StoreReader reader = StoreReader.open(root, time)) {
+                assertEquals(10, reader.survey(LOG, LogGeometry.MIN_MICROS, LogGeometry.MAX_MICROS,
+                        time.nowMicros()).sealedBuckets(), "the buckets sealed by hand are counted");
+            }
             for (int i = 0; i < reads().size(); i++) {
                 SegmentsRandomizedTest.assertSame(before.get(i), SegmentsRandomizedTest.read(store, reads().get(i)),
                         "after the seal by hand: " + reads().get(i));

@@ -19,8 +19,8 @@ import java.util.concurrent.atomic.LongAdder;
  * The only way Leasehold touches a shared file system (the bag store, the adapter's journal and ownership files, time
  * marks): the operations that behave unsurprisingly on NFS (close-to-open consistency) and on any POSIX mount, and
  * nothing else. No rename, move, copy, replace or truncate, and no delete but the unlink of a prepared file or of a
- * retired bucket's file; no
- * existence check other than listing the parent directory (which revalidates NFS's cached directory entries) or
+ * retired bucket's file, and the {@code rmdir} of an emptied bucket directory and of the empty time directories above
+ * it; no existence check other than listing the parent directory (which revalidates NFS's cached directory entries) or
  * trying to create.
  *
  * <ol>
@@ -33,7 +33,9 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>{@link #openForRead};
  *   <li>{@link #chmod};
  *   <li>{@link #unlinkPrepared} a prepared file that no reader opens (a name ending in {@code .<16 hex digits>});
- *   <li>{@link #unlinkBucketFile} a file of a bucket directory whose messages a published segment holds (retention).
+ *   <li>{@link #unlinkBucketFile} a file of a bucket directory whose messages a published segment holds (retention);
+ *   <li>{@link #removeEmptyLayoutDirectory} ({@code rmdir}): an emptied bucket directory, or an empty
+ *       year/month/day/hour/minute directory above one (retention).
  * </ol>
  *
  * <p>Works on {@link Path}s of any provider, so tests can record and police every call. Counts operations by kind.
@@ -42,7 +44,7 @@ import java.util.concurrent.atomic.LongAdder;
 public final class NfsSafeFiles {
 
     /** The operations, as counted. */
-    public enum Op { LIST, MKDIR, CREATE_NEW, LINK, OPEN_APPEND, OPEN_STAT, OPEN_READ, CHMOD, UNLINK, UNLINK_BUCKET }
+    public enum Op { LIST, MKDIR, CREATE_NEW, LINK, OPEN_APPEND, OPEN_STAT, OPEN_READ, CHMOD, UNLINK, UNLINK_BUCKET, RMDIR }
 
     private final Map<Op, LongAdder> counts = new EnumMap<>(Op.class);
 
@@ -175,6 +177,57 @@ public final class NfsSafeFiles {
         } catch (java.nio.file.NoSuchFileException e) {
             return false;
         }
+    }
+
+    /**
+     * Removes {@code dir} if it is empty ({@code rmdir(2)}, which never removes a directory that holds anything):
+     * a bucket directory ({@code <ss>.<uuuuuu>}) whose files retention removed, or a time directory of the layout
+     * ({@code <yyyy>}, {@code <MM>}, {@code <dd>}, {@code <HH>}, {@code <mm>}) above one. Returns false if it is not
+     * empty or already gone. Only the bag store's retention calls it, bottom up, after emptying a bucket (see
+     * ARCHITECTURE.md, "Retention"). Safe on NFS: {@code rmdir} is atomic on the server and fails on a directory that
+     * is not empty, so a file created in it concurrently is never lost; a reader that lists the directory afterwards
+     * finds it gone, which it reads like an emptied bucket (it continues from the segment); a writer or sealer that
+     * creates it again (only for a range sealed by hand, or a parent of a current bucket) retries its {@code mkdir}s
+     * from the log directory down; a retried {@code RMDIR} that finds the name gone is the outcome wanted.
+     *
+     * @throws IllegalArgumentException if the name is not one of the layout's directories
+     */
+    public boolean removeEmptyLayoutDirectory(Path dir) throws IOException {
+        Path name = dir.getFileName();
+        if (name == null || !isLayoutDirName(name.toString())) {
+            throw new IllegalArgumentException("only an empty bucket directory (<ss>.<uuuuuu>) or an empty time "
+                    + "directory of the layout (<yyyy>, <MM>, <dd>, <HH>, <mm>) may be removed; refused for " + dir);
+        }
+        counts.get(Op.RMDIR).increment();
+        try {
+            Files.delete(dir);
+            return true;
+        } catch (java.nio.file.NoSuchFileException | java.nio.file.DirectoryNotEmptyException e) {
+            return false;
+        } catch (java.nio.file.FileSystemException e) {
+            // EEXIST is how some systems (and NFS servers) say ENOTEMPTY.
+            if (e.getReason() != null && e.getReason().toLowerCase(java.util.Locale.ROOT).contains("exists")) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    /** Whether {@code name} is a directory name of the bucket layout: a bucket's, or 2 or 4 digits. */
+    public static boolean isLayoutDirName(String name) {
+        if (isBucketDirName(name)) {
+            return true;
+        }
+        if (name.length() != 2 && name.length() != 4) {
+            return false;
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (c < '0' || c > '9') {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Whether {@code name} is a bucket directory's: two digits, a dot, six digits. */

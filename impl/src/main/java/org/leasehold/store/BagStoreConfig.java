@@ -40,12 +40,15 @@ import org.leasehold.config.Check;
  *                          seen published; default false (nothing is removed)
  * @param retentionDelay    how long after a segment was first seen published its buckets' files may be removed:
  *                          longer than any read may take; default 1 h; 1 s to 365 days
+ * @param compactionInterval how often the store compacts, in the background, the logs it writes to (and retires their
+ *                          buckets when {@code removeCompactedBuckets} is on), on its own worker thread driven by its
+ *                          clock; {@link Duration#ZERO} (the default) for never; else 1 s to 1 day
  */
 public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Duration maxClockError,
         FlushPolicy flushPolicy, int maxPayloadBytes, int maxFrameBytes, int maxBatchBytes, long maxQueuedBytes,
         Duration maxLeaseDuration, String writerId, String host, Path localLockDir, boolean metronome,
         Duration metronomeLookback, Duration compactionHorizon, Duration segmentSpan, boolean removeCompactedBuckets,
-        Duration retentionDelay) {
+        Duration retentionDelay, Duration compactionInterval) {
 
     /** The largest frame any configuration may allow (the format's length field is checked against it on read). */
     public static final int FRAME_LIMIT = 256 << 20;
@@ -85,6 +88,7 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
         b.segmentSpan = segmentSpan;
         b.removeCompactedBuckets = removeCompactedBuckets;
         b.retentionDelay = retentionDelay;
+        b.compactionInterval = compactionInterval;
         return b;
     }
 
@@ -135,6 +139,12 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
             throw Check.invalid("retentionDelay", retentionDelay, "use 1 s to 365 days, longer than any read may take "
                     + "(a read that listed the segments before one was published may open its buckets until then)");
         }
+        Check.notNegative("compactionInterval", compactionInterval);
+        if (!compactionInterval.isZero() && (compactionInterval.compareTo(Duration.ofSeconds(1)) < 0
+                || compactionInterval.compareTo(Duration.ofDays(1)) > 0)) {
+            throw Check.invalid("compactionInterval", compactionInterval, "use 0 (no background compaction) or 1 s to "
+                    + "1 day");
+        }
         if (writerId != null) {
             String problem = Names.writerIdProblem(writerId);
             if (problem != null) {
@@ -168,6 +178,7 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
         private Duration segmentSpan = Duration.ofHours(1);
         private boolean removeCompactedBuckets;
         private Duration retentionDelay = Duration.ofHours(1);
+        private Duration compactionInterval = Duration.ZERO;
 
         private Builder(Path root) {
             this.root = root;
@@ -263,12 +274,17 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
             return this;
         }
 
+        public Builder compactionInterval(Duration v) {
+            compactionInterval = v;
+            return this;
+        }
+
         /** The configuration, validated. */
         public BagStoreConfig build() {
             return new BagStoreConfig(root, bucketWidth, grace, maxClockError, flushPolicy, maxPayloadBytes,
                     maxFrameBytes, maxBatchBytes, maxQueuedBytes, maxLeaseDuration, writerId, host, localLockDir,
                     metronome, metronomeLookback, compactionHorizon, segmentSpan, removeCompactedBuckets,
-                    retentionDelay).validate();
+                    retentionDelay, compactionInterval).validate();
         }
     }
 }

@@ -44,16 +44,52 @@ final class BucketWalker {
     private record Child(String name, long start, long end) {
     }
 
+    /** Whether a time directory found gone is returned as a bucket (see {@link #next}); the last bucket returned. */
+    private final boolean reportGone;
+    private long returned = Long.MIN_VALUE;
+    private long returnedEnd = Long.MIN_VALUE;
+
     BucketWalker(NfsSafeFiles fs, Path logDir, long widthMicros, long from, long to) throws IOException {
+        this(fs, logDir, widthMicros, from, to, false);
+    }
+
+    /**
+     * A walk that, if {@code reportGone}, returns for a time directory listed in its parent but gone when opened
+     * (retention removed it, emptied) the first bucket of it in range, as if it were a bucket directory: a reader
+     * then finds that bucket gone and continues from the segment that holds it.
+     */
+    BucketWalker(NfsSafeFiles fs, Path logDir, long widthMicros, long from, long to, boolean reportGone)
+            throws IOException {
         this.fs = fs;
         this.width = widthMicros;
         this.from = from;
         this.to = to;
-        push(0, logDir, 0);
+        this.reportGone = reportGone;
+        if (logDir != null) {
+            push(0, logDir, 0);
+        }
+    }
+
+    /** A walk over given bucket starts (in time order) instead of the directories: see {@link #of}. */
+    private long[] fixed;
+    private int fixedAt;
+
+    /**
+     * A walk that returns {@code starts} (in time order) without listing anything, whether their directories exist
+     * or not: a reader falling back from a damaged segment walks the buckets its table lists, so that a bucket whose
+     * directory retention removed is not passed over in silence.
+     */
+    static BucketWalker of(NfsSafeFiles fs, long widthMicros, long[] starts) throws IOException {
+        BucketWalker w = new BucketWalker(fs, null, widthMicros, 0, 0, false);
+        w.fixed = starts;
+        return w;
     }
 
     /** The start of the next bucket directory in range, or -1 at the end. */
     long next() throws IOException {
+        if (fixed != null) {
+            return fixedAt < fixed.length ? fixed[fixedAt++] : -1;
+        }
         while (!stack.isEmpty()) {
             Level l = stack.peek();
             if (l.next >= l.children.size()) {
@@ -65,19 +101,40 @@ final class BucketWalker {
                 continue;
             }
             if (l.depth == LEAF) {
+                returned = c.start;
+                returnedEnd = c.end;
                 return c.start;
             }
-            push(l.depth + 1, l.dir.resolve(c.name), c.start);
+            if (!push(l.depth + 1, l.dir.resolve(c.name), c.start) && reportGone) {
+                long b = Math.floorDiv(Math.max(c.start, from), width) * width;
+                if (b <= returned) {
+                    b = returned + width;
+                }
+                if (b < Math.min(c.end, to)) {
+                    returned = b;
+                    returnedEnd = Math.min(c.end, to);
+                    return b;
+                }
+            }
         }
         return -1;
     }
 
-    private void push(int depth, Path dir, long parentStart) throws IOException {
+    /**
+     * The end of the range the last start {@link #next} returned stands for: the bucket's end, or for a time
+     * directory found gone, the end of its range (in the read's range).
+     */
+    long lastEnd() {
+        return fixed != null ? fixed[fixedAt - 1] + width : returnedEnd;
+    }
+
+    /** Lists {@code dir} and pushes its children; false if it is gone. */
+    private boolean push(int depth, Path dir, long parentStart) throws IOException {
         List<String> names;
         try {
             names = fs.list(dir);
         } catch (NoSuchFileException | NotDirectoryException e) {
-            return;
+            return false;
         }
         List<Child> children = new ArrayList<>(names.size());
         for (String n : names) {
@@ -88,6 +145,7 @@ final class BucketWalker {
         }
         children.sort((a, b) -> Long.compare(a.start, b.start));
         stack.push(new Level(depth, dir, children));
+        return true;
     }
 
     /** The time range of child {@code name} of a directory at {@code depth}, or null if it is not a layout name. */

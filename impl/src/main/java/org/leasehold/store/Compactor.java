@@ -237,20 +237,16 @@ final class Compactor {
      */
     private BucketFrames readBucket(LogHandle log, long start) throws BagStoreException, IOException {
         Path dir = log.bucketDir(start);
-        List<String> names;
-        try {
-            names = fs.list(dir);
-        } catch (NoSuchFileException e) {
-            return new BucketFrames(SegmentFile.State.UNSEALED, List.of(), List.of());
-        }
-        if (!names.contains(Names.LOCK)) {
-            return new BucketFrames(SegmentFile.State.UNSEALED, List.of(), List.of());
-        }
         LockFile lf;
         try {
-            lf = sealer.readLock(log, start);
+            // The lock file is opened directly: a bucket past the horizon was sealed long ago, and its lock file
+            // lists its data files, so the directory is listed only when the lock file is not found.
+            lf = readLockOrNull(log, start, dir);
         } catch (CorruptRecordException | UnsupportedFormatVersionException e) {
             return unreadable(log, start, e.getMessage());
+        }
+        if (lf == null) {
+            return new BucketFrames(SegmentFile.State.UNSEALED, List.of(), List.of());
         }
         Strict bucket = new Strict(log, start);
         List<SegmentFile.Source> files = new ArrayList<>();
@@ -297,6 +293,31 @@ final class Compactor {
         }
         frames.sort(READ_ORDER);
         return new BucketFrames(SegmentFile.State.INCLUDED, files, frames);
+    }
+
+    /**
+     * The lock file of bucket {@code start}, or null if it has none: a failed open is confirmed by listing the
+     * directory (which revalidates a network client's cached entries) before the bucket is taken as unsealed.
+     */
+    private LockFile readLockOrNull(LogHandle log, long start, Path dir) throws BagStoreException, IOException {
+        try {
+            return sealer.readLock(log, start);
+        } catch (NoSuchFileException e) {
+            List<String> names;
+            try {
+                names = fs.list(dir);
+            } catch (NoSuchFileException gone) {
+                return null;
+            }
+            if (!names.contains(Names.LOCK)) {
+                return null;
+            }
+            try {
+                return sealer.readLock(log, start);
+            } catch (NoSuchFileException again) {
+                return null;
+            }
+        }
     }
 
     private static BucketFrames unreadable(LogHandle log, long start, String why) {

@@ -102,7 +102,7 @@ final class DataFiles {
     /** Creates this writer's next data file in the bucket (exclusively), then checks the bucket for a prelock. */
     private DataFile newFile(long bucket, int fromSeq) throws BagStoreException, IOException {
         Path dir = log.bucketDir(bucket);
-        boolean madeDirs = false;
+        int madeDirs = 0;
         FileChannel ch = null;
         int seq = fromSeq;
         Path path = null;
@@ -118,11 +118,11 @@ final class DataFiles {
             } catch (FileAlreadyExistsException e) {
                 seq++;
             } catch (NoSuchFileException e) {
-                if (madeDirs) {
+                // Made again if retention removed an emptied parent of an old range meanwhile (a few times).
+                if (++madeDirs > Sealer.MKDIR_ATTEMPTS) {
                     throw e;
                 }
                 sealer.ensureDirectories(log.dir(), dir);
-                madeDirs = true;
             } catch (IOException e) {
                 if (check.sealingBegun(bucket)) {
                     throw check.refuseSealed(bucket);

@@ -77,6 +77,7 @@ public final class FileBagStore implements BagStore {
     private final Sealer sealer;
     private final StoreContext context;
     private final Metronome metronome;
+    private final BackgroundCompaction background;
     private final LogGeometry configured;
     private final Map<String, LogHandle> logs = new ConcurrentHashMap<>();
     private final Map<String, Appender> appenders = new ConcurrentHashMap<>();
@@ -109,6 +110,8 @@ public final class FileBagStore implements BagStore {
         this.context = new StoreContext(this.config, writerId, fs, time, hooks, sealer);
         this.metronome = config.metronome() && !reader ? new Metronome(context, Micros.of(config.metronomeLookback()))
                 : null;
+        this.background = config.compactionInterval().isZero() || reader ? null
+                : new BackgroundCompaction(time, Micros.of(config.compactionInterval()), this::compact);
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-6001 bag store opened at {0} as writer {1} (bucket {2}, grace {3}, "
                 + "max clock error {4}, flush {5})", config.root(), reader ? "none (read-only)" : writerId,
                 config.bucketWidth(), config.grace(), config.maxClockError(), config.flushPolicy());
@@ -195,6 +198,11 @@ public final class FileBagStore implements BagStore {
                 new EnumMap<>(fs.counts()));
     }
 
+    /** The background compaction, or null when {@link BagStoreConfig#compactionInterval()} is zero (tests). */
+    BackgroundCompaction background() {
+        return background;
+    }
+
     /** Runs one metronome pass now and waits for it (tests). */
     void runMetronome() {
         if (metronome != null) {
@@ -269,6 +277,9 @@ public final class FileBagStore implements BagStore {
                 appenders.put(h.name(), a);
                 if (metronome != null) {
                     metronome.track(h);
+                }
+                if (background != null) {
+                    background.track(h.name());
                 }
             }
             return a;
@@ -641,8 +652,10 @@ public final class FileBagStore implements BagStore {
      * {@code segmentSpan} (docs/FORMAT.md, "Segment file"), and publishes each by linking it into place, so that reads
      * of those ranges open one file instead of a directory per bucket. Only sealed buckets that read without any
      * problem are copied; the others stay listed in the segment as read from their directories, so every read returns
-     * exactly what it returned before. The store never compacts by itself: call this (from any process, as often as
-     * wanted; ranges already published are left alone, and two compactors racing publish one segment per range).
+     * exactly what it returned before. Call this from any process, as often as wanted (ranges already published are
+     * left alone, and two compactors racing publish one segment per range); with
+     * {@link BagStoreConfig#compactionInterval() compactionInterval} the store also calls it in the background for the
+     * logs it writes to.
      *
      * <p>With {@link BagStoreConfig#removeCompactedBuckets() removeCompactedBuckets} (off by default), it then
      * retires buckets: it marks each published segment the first time it sees it, and once
@@ -686,6 +699,9 @@ public final class FileBagStore implements BagStore {
                 return;
             }
             closed = true;
+        }
+        if (background != null) {
+            background.close();
         }
         if (metronome != null) {
             metronome.close();

@@ -58,6 +58,12 @@ final class LogReader implements MessageStream {
     /** The range of the last damaged segment whose buckets this read fell back to, or empty. */
     private long damagedFrom = Long.MAX_VALUE;
     private long damagedTo = Long.MIN_VALUE;
+    /**
+     * The piece of a segment that could not be opened (index or table damaged), read from directories, or null; and
+     * whether a bucket with files was found in it.
+     */
+    private long[] tableless;
+    private boolean tablelessFound;
     /** The current piece's segment, or null; whether its current bucket's frames are being read. */
     private SegmentReader segment;
     private boolean segmentInBucket;
@@ -116,7 +122,7 @@ final class LogReader implements MessageStream {
 
     /**
      * The read's range cut into pieces {@code {from, to, 1}} read from a published segment and {@code {from, to, 0}}
-     * read from bucket directories, in time order.
+     * read from bucket directories ({@code 2}: without listing the segments again first), in time order.
      */
     private List<long[]> pieces() throws BagStoreException {
         List<String> names;
@@ -433,11 +439,21 @@ final class LogReader implements MessageStream {
                     continue;
                 }
                 walker = null;
+                if (tableless != null) {
+                    long[] p = tableless;
+                    tableless = null;
+                    if (!tablelessFound) {
+                        unreadableTable(p);
+                    }
+                }
             }
             if (pieceIndex >= pieces.size()) {
                 return false;
             }
             long[] p = pieces.get(pieceIndex++);
+            if (p[2] == 0 && recut(p)) {
+                continue;
+            }
             if (p[2] == 1) {
                 Path file = log.dir().resolve(Compactor.SEGMENTS).resolve(SegmentFile.name(p[3], p[4]));
                 try {
@@ -448,6 +464,10 @@ final class LogReader implements MessageStream {
                 } catch (SegmentReader.Damage d) {
                     LOG.log(System.Logger.Level.WARNING, DAMAGED, SegmentFile.name(p[3], p[4]), log.name(),
                             d.getMessage(), Micros.toInstant(p[0]), Micros.toInstant(p[1]));
+                    damagedFrom = p[0];
+                    damagedTo = p[1];
+                    tableless = p;
+                    tablelessFound = false;
                 } catch (NoSuchFileException e) {
                     // Listed a moment ago; nothing deletes a published segment, but read the buckets then.
                 } catch (IOException e) {
@@ -474,11 +494,18 @@ final class LogReader implements MessageStream {
             resumeName = lastSegName;
             resumeOffset = lastSegOffset;
         }
+        long[] listed = segment.bucketsIn(a, b);
         segment.close();
         segment = null;
         damagedFrom = a;
         damagedTo = b;
-        walker = newWalker(a, b);
+        // The buckets its table lists, whether their directories still exist or not (retention removes them).
+        walkerTo = b;
+        try {
+            walker = BucketWalker.of(fs, log.geometry().widthMicros(), listed);
+        } catch (IOException e) {
+            throw unavailable("listing log '" + log.name() + "'", e);
+        }
     }
 
     /**
@@ -500,10 +527,84 @@ final class LogReader implements MessageStream {
                 + "to read the rest and get a report");
     }
 
+    /**
+     * Before piece {@code p} is walked from the bucket directories: lists the segments again and, if segments were
+     * published in its range since the read began (retention may have removed their buckets, even every directory
+     * of the range), cuts the piece into segment pieces and the rest; true if it did. A read that began long before
+     * (longer than the retention delay) reads the range from the segments, which hold the same messages.
+     */
+    private boolean recut(long[] p) throws BagStoreException {
+        List<String> names;
+        try {
+            names = fs.list(log.dir().resolve(Compactor.SEGMENTS));
+        } catch (NoSuchFileException | java.nio.file.NotDirectoryException e) {
+            return false;
+        } catch (IOException e) {
+            throw unavailable("listing the segments of log '" + log.name() + "'", e);
+        }
+        List<long[]> add = new ArrayList<>();
+        long at = p[0];
+        for (long[] r : SegmentChoice.published(names, log.geometry().widthMicros())) {
+            long a = Math.max(r[0], at);
+            long b = Math.min(r[1], p[1]);
+            if (a >= b) {
+                continue;
+            }
+            if (a > at) {
+                add.add(new long[] {at, a, 0});
+            }
+            add.add(new long[] {a, b, 1, r[0], r[1]});
+            at = b;
+        }
+        if (add.isEmpty()) {
+            return false;
+        }
+        if (at < p[1]) {
+            add.add(new long[] {at, p[1], 0});
+        }
+        // The gaps are walked without listing the segments again.
+        for (long[] q : add) {
+            if (q[2] == 0) {
+                q[2] = 2;
+            }
+        }
+        pieces.addAll(pieceIndex, add);
+        return true;
+    }
+
+    /**
+     * Piece {@code p}'s segment cannot be opened (its index or table is damaged), so which buckets it held is unknown,
+     * and its range, read from directories, had no bucket with files although a segment is written only for a range
+     * with buckets. If it carries a publication mark, retention runs on this log and removed them: the piece's range is
+     * reported unreadable, never passed over in silence.
+     */
+    private void unreadableTable(long[] p) throws BagStoreException {
+        List<String> names;
+        try {
+            names = fs.list(log.dir().resolve(Compactor.SEGMENTS));
+        } catch (IOException e) {
+            throw unavailable("listing the segments of log '" + log.name() + "'", e);
+        }
+        if (!names.contains(Retention.markName(p[3], p[4]))) {
+            return;
+        }
+        String detail = "segment " + SegmentFile.name(p[3], p[4]) + " is damaged (its index or table), and retention "
+                + "may have removed the buckets it holds, so messages of [" + Micros.toInstant(p[0]) + ", "
+                + Micros.toInstant(p[1]) + ") may be missing from this read; restore the segment from a replica";
+        if (request.skipUnreadable()) {
+            problems.add(new ReadProblem(ReadProblem.Kind.CORRUPT_RECORD, log.name(), log.bucketPath(
+                    log.geometry().bucketOf(p[0])), "", 0, detail));
+            return;
+        }
+        throw new CorruptRecordException(log.name(), log.bucketPath(log.geometry().bucketOf(p[0])), "", 0,
+                "unreadable range of log '" + log.name() + "': " + detail + ". Read with skippingUnreadable() to read "
+                + "the rest and get a report");
+    }
+
     private BucketWalker newWalker(long a, long b) throws BagStoreException {
         walkerTo = b;
         try {
-            return new BucketWalker(fs, log.dir(), log.geometry().widthMicros(), a, b);
+            return new BucketWalker(fs, log.dir(), log.geometry().widthMicros(), a, b, true);
         } catch (IOException e) {
             throw unavailable("listing log '" + log.name() + "'", e);
         }
@@ -520,13 +621,18 @@ final class LogReader implements MessageStream {
         try {
             names = fs.list(dir);
         } catch (NoSuchFileException e) {
-            retryFromSegment(start);
+            if (!retryFromSegment(start) && start >= damagedFrom && start < damagedTo) {
+                lostWithDamagedSegment(start);
+            }
             return false;
         } catch (IOException e) {
             throw unavailable("listing bucket " + log.bucketPath(start) + " of log '" + log.name() + "'", e);
         }
         hooks.bucketListed(log.name(), start);
         boolean sealed = names.contains(Names.LOCK);
+        if (tableless != null && (sealed || names.stream().anyMatch(Names::isDataFile))) {
+            tablelessFound = true;
+        }
         if (!sealed && names.stream().noneMatch(Names::isDataFile)) {
             if (retryFromSegment(start)) {
                 return false;
@@ -650,7 +756,7 @@ final class LogReader implements MessageStream {
      * directory, or for a bucket already retried (a segment that turned out damaged).
      */
     private boolean retryFromSegment(long start) throws BagStoreException {
-        if (segment != null || walker == null || start <= retried) {
+        if (segment != null || walker == null || start <= retried || (start >= damagedFrom && start < damagedTo)) {
             return false;
         }
         List<String> names;
@@ -661,22 +767,30 @@ final class LogReader implements MessageStream {
         } catch (IOException e) {
             throw unavailable("listing the segments of log '" + log.name() + "'", e);
         }
+        // Every bucket of a directory found gone was in a segment (retention removes only those): read them there.
+        long end = walkerTo;
+        long goneEnd = Math.min(walker.lastEnd(), end);
+        List<long[]> add = new ArrayList<>();
+        long at = start;
         for (long[] r : SegmentChoice.published(names, log.geometry().widthMicros())) {
-            if (r[0] <= start && start < r[1]) {
-                retried = start;
-                long end = walkerTo;
-                pieces.add(pieceIndex, new long[] {start, Math.min(r[1], end), 1, r[0], r[1]});
-                if (r[1] < end) {
-                    pieces.add(pieceIndex + 1, new long[] {r[1], end, 0});
-                }
-                walker = null;
-                LOG.log(System.Logger.Level.INFO, "LEASEHOLD-6510 the files of bucket {0} of log ''{1}'' were removed "
-                        + "while it was read; the read continues from segment {2}", log.bucketPath(start), log.name(),
-                        SegmentFile.name(r[0], r[1]));
-                return true;
+            if (r[1] > start && r[0] < goneEnd) {
+                add.add(new long[] {Math.max(r[0], start), Math.min(r[1], end), 1, r[0], r[1]});
+                at = Math.min(r[1], end);
             }
         }
-        return false;
+        if (add.isEmpty()) {
+            return false;
+        }
+        if (at < end) {
+            add.add(new long[] {at, end, 0});
+        }
+        retried = start;
+        pieces.addAll(pieceIndex, add);
+        walker = null;
+        LOG.log(System.Logger.Level.INFO, "LEASEHOLD-6510 the files of bucket {0} of log ''{1}'' were removed while it "
+                + "was read; the read continues from segment {2}", log.bucketPath(start), log.name(),
+                SegmentFile.name(add.get(0)[3], add.get(0)[4]));
+        return true;
     }
 
     private static int bufferSize(int files) {

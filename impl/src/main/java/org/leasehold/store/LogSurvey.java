@@ -78,6 +78,10 @@ public record LogSurvey(String log, LogGeometry geometry, Instant surveyedAt, lo
                 } catch (NoSuchFileException e) {
                     continue;
                 }
+                if (names.isEmpty()) {
+                    // Emptied by retention (its messages are in a segment), its directory not removed yet: no bucket.
+                    continue;
+                }
                 buckets++;
                 if (first < 0) {
                     first = b;
@@ -98,7 +102,11 @@ public record LogSurvey(String log, LogGeometry geometry, Instant surveyedAt, lo
                 bytes += onDisk;
                 if (isSealed) {
                     sealed++;
-                    sealedBytes += store.sealer().readLock(log, b).totalBytes();
+                    try {
+                        sealedBytes += store.sealer().readLock(log, b).totalBytes();
+                    } catch (NoSuchFileException e) {
+                        // Retention is removing the bucket's files (the lock file last): its bytes are in a segment.
+                    }
                     newestSealed = Math.max(newestSealed, b);
                 } else {
                     unsealedBytes += onDisk;

@@ -185,25 +185,62 @@ final class Retention {
             return 0;
         }
         int emptied = 0;
+        Set<Path> parents = new java.util.LinkedHashSet<>();
         for (SegmentFile.Bucket b : included) {
-            if (empty(log, b)) {
+            if (empty(log, b, parents)) {
                 emptied++;
             }
         }
-        if (emptied > 0) {
-            LOG.log(System.Logger.Level.INFO, "LEASEHOLD-6508 removed the files of {0} buckets of log ''{1}'' that "
-                    + "segment {2} holds", emptied, log.name(), file.getFileName());
+        int dirs = removeEmptyParents(log, parents);
+        if (emptied > 0 || dirs > 0) {
+            LOG.log(System.Logger.Level.INFO, "LEASEHOLD-6508 removed the files and directories of {0} buckets of log "
+                    + "''{1}'' that segment {2} holds, and {3} emptied time directories above them", emptied,
+                    log.name(), file.getFileName(), dirs);
         }
         return emptied;
     }
 
-    /** Empties bucket {@code b} if its lock file agrees with the segment's table; true if it removed anything. */
-    private boolean empty(LogHandle log, SegmentFile.Bucket b) throws BagStoreException, IOException {
+    /**
+     * Removes the empty minute directories in {@code parents}, then each emptied one's hour, day, month and year
+     * directory while they are empty ({@code rmdir} refuses one that holds anything); returns how many.
+     */
+    private int removeEmptyParents(LogHandle log, Set<Path> parents) throws IOException {
+        int removed = 0;
+        Set<Path> level = parents;
+        while (!level.isEmpty()) {
+            // One level at a time: every emptied minute directory, then the hours above the removed ones, and so on.
+            Set<Path> next = new java.util.LinkedHashSet<>();
+            for (Path d : level) {
+                if (d != null && !d.equals(log.dir()) && d.startsWith(log.dir()) && fs.removeEmptyLayoutDirectory(d)) {
+                    removed++;
+                    next.add(d.getParent());
+                }
+            }
+            level = next;
+        }
+        return removed;
+    }
+
+    /**
+     * Empties bucket {@code b} if its lock file agrees with the segment's table, and removes its directory; true if
+     * it removed anything. The bucket's parent directory goes to {@code parents} once the bucket's directory is gone.
+     */
+    private boolean empty(LogHandle log, SegmentFile.Bucket b, Set<Path> parents) throws BagStoreException,
+            IOException {
         Path dir = log.bucketDir(b.start());
         List<String> names;
         try {
             names = fs.list(dir);
         } catch (NoSuchFileException e) {
+            // Removed before (this or an earlier run, which may have stopped before the directories above it).
+            parents.add(dir.getParent());
+            return false;
+        }
+        if (names.isEmpty()) {
+            // Emptied before its directory was removed (a run that stopped there, or one of an older version).
+            if (fs.removeEmptyLayoutDirectory(dir)) {
+                parents.add(dir.getParent());
+            }
             return false;
         }
         if (!names.contains(Names.LOCK)) {
@@ -240,7 +277,12 @@ final class Retention {
         for (String n : order) {
             fs.unlinkBucketFile(dir.resolve(n));
         }
-        fs.chmod(dir, Sealer.READ_ONLY_DIR);
+        if (fs.removeEmptyLayoutDirectory(dir)) {
+            parents.add(dir.getParent());
+        } else {
+            // Not empty: something was created in it meanwhile (a seal of this old range asked for by hand).
+            fs.chmod(dir, Sealer.READ_ONLY_DIR);
+        }
         return true;
     }
 

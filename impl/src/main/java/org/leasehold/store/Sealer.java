@@ -119,8 +119,7 @@ final class Sealer {
                 if (!createMissing) {
                     return null;
                 }
-                ensureDirectories(log.dir(), dir);
-                names = fs.list(dir);
+                names = createAndList(log.dir(), dir);
             }
             if (names.contains(Names.LOCK)) {
                 return new Result(readLock(log, start), SealReport.Outcome.ALREADY_SEALED);
@@ -203,8 +202,28 @@ final class Sealer {
         }
     }
 
-    /** Creates the bucket directory and any missing parent up to the log directory. */
+    /** How often a chain of {@code mkdir}s is retried when retention removed a directory of it meanwhile. */
+    static final int MKDIR_ATTEMPTS = 8;
+
+    /**
+     * Creates the bucket directory and any missing parent up to the log directory. Retention removes emptied
+     * directories of old ranges ({@code rmdir}); when one of the parents disappears between its creation and its
+     * child's, the chain is created again, a few times.
+     */
     void ensureDirectories(Path logDir, Path dir) throws IOException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                createChain(logDir, dir);
+                return;
+            } catch (NoSuchFileException e) {
+                if (attempt >= MKDIR_ATTEMPTS) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private void createChain(Path logDir, Path dir) throws IOException {
         try {
             fs.createDirectory(dir);
         } catch (NoSuchFileException e) {
@@ -212,8 +231,22 @@ final class Sealer {
             if (parent == null || parent.equals(logDir)) {
                 throw e;
             }
-            ensureDirectories(logDir, parent);
+            createChain(logDir, parent);
             fs.createDirectory(dir);
+        }
+    }
+
+    /** Creates bucket directory {@code dir} (and its parents) and lists it, again if retention removed it meanwhile. */
+    private List<String> createAndList(Path logDir, Path dir) throws IOException {
+        for (int attempt = 1; ; attempt++) {
+            ensureDirectories(logDir, dir);
+            try {
+                return fs.list(dir);
+            } catch (NoSuchFileException e) {
+                if (attempt >= MKDIR_ATTEMPTS) {
+                    throw e;
+                }
+            }
         }
     }
 

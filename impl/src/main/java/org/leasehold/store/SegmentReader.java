@@ -4,8 +4,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Set;
 
 import org.leasehold.fs.NfsSafeFiles;
@@ -37,8 +35,10 @@ final class SegmentReader implements AutoCloseable {
     private final FileChannel ch;
     private final String name;
     private final SegmentFile.Trailer trailer;
-    private final List<SegmentFile.Bucket> table;
-    private final int[] fileBase;
+    /** The index, table and trailer; the table without its file names, which are parsed per bucket read. */
+    private final byte[] meta;
+    private final SegmentFile.Table table;
+    /** The source data files by number, parsed when first needed. */
     private final Names.DataFileName[] files;
     private final long from;
     private final long to;
@@ -61,30 +61,17 @@ final class SegmentReader implements AutoCloseable {
     long sourceOffset;
     Names.DataFileName source;
 
-    private SegmentReader(FileChannel ch, String name, SegmentFile.Trailer trailer, List<SegmentFile.Bucket> table,
-            long[] selected, long from, long to) throws FormatException {
+    private SegmentReader(FileChannel ch, String name, SegmentFile.Trailer trailer, byte[] meta,
+            SegmentFile.Table table, long[] selected, long from, long to) {
         this.ch = ch;
         this.name = name;
         this.trailer = trailer;
+        this.meta = meta;
         this.table = table;
         this.selected = selected;
         this.from = from;
         this.to = to;
-        this.fileBase = new int[table.size() + 1];
-        List<Names.DataFileName> names = new ArrayList<>();
-        for (int i = 0; i < table.size(); i++) {
-            fileBase[i] = names.size();
-            for (SegmentFile.Source s : table.get(i).files()) {
-                Names.DataFileName n = Names.parseDataFile(s.name());
-                if (n == null) {
-                    throw new FormatException(trailer.tableOffset(), "the table lists '" + s.name() + "', not a data "
-                            + "file name");
-                }
-                names.add(n);
-            }
-        }
-        fileBase[table.size()] = names.size();
-        this.files = names.toArray(new Names.DataFileName[0]);
+        this.files = new Names.DataFileName[table.fileBase()[table.size()]];
     }
 
     /** Reads everything but the entries: trailer, then index, table and their checksum. */
@@ -118,9 +105,9 @@ final class SegmentReader implements AutoCloseable {
                 throw new FormatException(0, "its trailer covers [" + t[0].from() + ", " + t[0].to() + ") in buckets of "
                         + t[0].widthMicros() + " µs, not what its name and the log say");
             }
-            List<SegmentFile.Bucket> table = SegmentFile.table(meta, t[0]);
+            SegmentFile.Table table = SegmentFile.tableIndex(meta, t[0]);
             long[] selected = names.isEmpty() ? null : SegmentFile.entriesNaming(meta, names);
-            return new SegmentReader(ch, file.getFileName().toString(), t[0], table, selected, from, to);
+            return new SegmentReader(ch, file.getFileName().toString(), t[0], meta, table, selected, from, to);
         } catch (FormatException e) {
             close(ch);
             throw new Damage(Math.max(from, rangeStart(file)), e.getMessage());
@@ -150,6 +137,19 @@ final class SegmentReader implements AutoCloseable {
         }
     }
 
+    /** The starts of the buckets the segment's table lists in {@code [a, b)}, in time order. */
+    long[] bucketsIn(long a, long b) {
+        long width = trailer.widthMicros();
+        long[] out = new long[table.size()];
+        int n = 0;
+        for (long k : table.start()) {
+            if (k + width > a && k < b) {
+                out[n++] = k;
+            }
+        }
+        return java.util.Arrays.copyOf(out, n);
+    }
+
     /** The segment's file name. */
     String name() {
         return name;
@@ -170,17 +170,24 @@ final class SegmentReader implements AutoCloseable {
      */
     boolean nextBucket() {
         long width = trailer.widthMicros();
-        while (++bucketIndex < table.size()) {
-            SegmentFile.Bucket b = table.get(bucketIndex);
-            if (b.start() + width <= from || b.start() >= to) {
+        long[] starts = table.start();
+        while (++bucketIndex < starts.length) {
+            int i = bucketIndex;
+            if (starts[i] + width <= from || starts[i] >= to) {
                 continue;
             }
-            bucket = b;
-            pos = b.firstEntry();
-            end = b.endEntry();
+            SegmentFile.State state = table.state()[i];
             if (selected != null) {
-                sel = lowerBound(selected, b.firstEntry());
+                sel = lowerBound(selected, table.first()[i]);
+                if (state == SegmentFile.State.INCLUDED && (sel >= selected.length || selected[sel] >= table.end()[i])) {
+                    // A read by names: none of this bucket's frames carries one of them.
+                    continue;
+                }
             }
+            bucket = new SegmentFile.Bucket(starts[i], state, table.first()[i], table.end()[i],
+                    SegmentFile.sources(meta, table, i));
+            pos = bucket.firstEntry();
+            end = bucket.endEntry();
             return true;
         }
         bucket = null;
@@ -244,8 +251,16 @@ final class SegmentReader implements AutoCloseable {
             throw damage("the entry header at " + at + " fails its checksum");
         }
         int fileNo = Frames.getInt(buf, e);
+        int[] fileBase = table.fileBase();
         if (fileNo < fileBase[bucketIndex] || fileNo >= fileBase[bucketIndex + 1]) {
             throw damage("the entry at " + at + " names source file " + fileNo + ", not one of its bucket's");
+        }
+        if (files[fileNo] == null) {
+            String n = bucket.files().get(fileNo - fileBase[bucketIndex]).name();
+            files[fileNo] = Names.parseDataFile(n);
+            if (files[fileNo] == null) {
+                throw damage("the table lists '" + n + "', not a data file name");
+            }
         }
         int f = e + SegmentFile.ENTRY_HEADER;
         int len;

@@ -125,15 +125,28 @@ class NfsSafeFilesTest {
             assertThrows(IllegalArgumentException.class, () -> files.unlinkBucketFile(p), p.toString());
         }
         assertEquals(Set.of("notes"), Set.copyOf(files.list(bucket)));
+        // Retention's rmdir: only an empty directory of the layout (a bucket's, or 2 or 4 digits).
+        assertFalse(files.removeEmptyLayoutDirectory(bucket), "not empty: refused by rmdir itself, nothing removed");
+        Path minute = root.resolve("59");
+        assertTrue(files.createDirectory(minute));
+        Path emptied = minute.resolve("01.000000");
+        assertTrue(files.createDirectory(emptied));
+        assertFalse(files.removeEmptyLayoutDirectory(minute), "holds a bucket directory");
+        assertTrue(files.removeEmptyLayoutDirectory(emptied));
+        assertFalse(files.removeEmptyLayoutDirectory(emptied), "already gone");
+        assertTrue(files.removeEmptyLayoutDirectory(minute));
+        for (Path p : List.of(dir, root.resolve("123"), root.resolve("07.25000"), dir.resolve("prepared"))) {
+            assertThrows(IllegalArgumentException.class, () -> files.removeEmptyLayoutDirectory(p), p.toString());
+        }
         assertEquals(Set.of("d", "07.250000"), Set.copyOf(files.list(root)));
         assertEquals(Set.of("prepared", "final", "w-a.0.data"), Set.copyOf(files.list(dir)));
 
         assertEquals(List.of(), police.violations());
         assertEquals(Set.of("LIST", "MKDIR", "CREATE_NEW", "LINK", "OPEN_WRITE", "OPEN_READ", "CHMOD", "UNLINK",
-                "UNLINK_BUCKET"), police.kinds());
+                "UNLINK_BUCKET", "RMDIR"), police.kinds());
         Map<NfsSafeFiles.Op, Long> expected = new EnumMap<>(NfsSafeFiles.Op.class);
         expected.put(NfsSafeFiles.Op.LIST, 3L);
-        expected.put(NfsSafeFiles.Op.MKDIR, 3L);
+        expected.put(NfsSafeFiles.Op.MKDIR, 5L);
         expected.put(NfsSafeFiles.Op.CREATE_NEW, 10L);
         expected.put(NfsSafeFiles.Op.LINK, 2L);
         expected.put(NfsSafeFiles.Op.OPEN_APPEND, 1L);
@@ -142,8 +155,9 @@ class NfsSafeFilesTest {
         expected.put(NfsSafeFiles.Op.CHMOD, 1L);
         expected.put(NfsSafeFiles.Op.UNLINK, 2L);
         expected.put(NfsSafeFiles.Op.UNLINK_BUCKET, 6L);
+        expected.put(NfsSafeFiles.Op.RMDIR, 5L);
         assertEquals(expected, files.counts());
-        assertEquals(30, files.total());
+        assertEquals(37, files.total());
     }
 
     @Test

@@ -301,10 +301,22 @@ public final class PolicedFileSystem extends FileSystem {
         @Override
         public void delete(Path path) throws IOException {
             // The two unlinks the floor allows: a prepared file's (NfsSafeFiles.unlinkPrepared), and a file of a bucket
-            // directory (NfsSafeFiles.unlinkBucketFile, retention). Never a directory.
+            // directory (NfsSafeFiles.unlinkBucketFile, retention); and one rmdir: an empty directory of the bucket
+            // layout (NfsSafeFiles.removeEmptyLayoutDirectory, retention). Never a directory that holds anything.
             Path name = path.getFileName();
             Path parent = path.getParent();
             Path r = unwrap(path);
+            if (name != null && (Files.isDirectory(r) || NfsSafeFiles.isLayoutDirName(name.toString())
+                    && !Files.exists(r))) {
+                if (!NfsSafeFiles.isLayoutDirName(name.toString())) {
+                    throw forbid("rmdir", path);
+                }
+                // rmdir(2) itself refuses a directory that holds anything (DirectoryNotEmptyException).
+                record("RMDIR", path);
+                requireWritable(r.getParent(), "rmdir");
+                real.delete(r);
+                return;
+            }
             if (name != null && parent != null && parent.getFileName() != null
                     && NfsSafeFiles.isBucketDirName(parent.getFileName().toString())
                     && NfsSafeFiles.isBucketFileName(name.toString()) && !Files.isDirectory(r)) {

@@ -27,12 +27,13 @@ import org.leasehold.time.ManualTimeSource;
  * Invariant 8: the store uses only NFS-safe operations. The whole store (appends in several buckets, group commit,
  * a new data file after a timestamp goes back, late writes, sealing by the metronome and by hand, a successor's
  * sealing of missing buckets, reads of sealed and unsealed buckets, the interval flush policy's re-opens, compaction
- * into a segment and reads through it, retention of the compacted buckets and reads after it) runs over a
+ * into a segment and reads through it, retention of the compacted buckets (their files unlinked, their directories
+ * and the emptied time directories above them removed) and reads after it) runs over a
  * file system that records every call and refuses anything outside the allowed list.
  */
 class NfsSafeOperationsTest {
     private static final Set<String> ALLOWED = Set.of("LIST", "MKDIR", "CREATE_NEW", "LINK", "OPEN_WRITE", "OPEN_READ",
-            "CHMOD", "UNLINK", "UNLINK_BUCKET");
+            "CHMOD", "UNLINK", "UNLINK_BUCKET", "RMDIR");
 
     @Test
     void theStoreUsesOnlyTheAllowedOperations() throws Exception {

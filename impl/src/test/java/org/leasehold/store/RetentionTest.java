@@ -140,9 +140,13 @@ class RetentionTest {
             assertEquals(files, bucketFiles(root));
             time.set(seen.plus(DELAY).plus(ERROR));
             r = store.compact(LOG);
-            assertEquals(SegmentsRandomizedTest.bucketDirs(root.resolve(LOG)).size(), r.bucketsRemoved(), r.toString());
-            assertEquals(Map.of(), bucketFiles(root), "every bucket directory is empty");
-            assertEquals(dirs, SegmentsRandomizedTest.bucketDirs(root.resolve(LOG)).size(), "the directories stay");
+            assertEquals(dirs, r.bucketsRemoved(), r.toString());
+            assertEquals(Map.of(), bucketFiles(root), "every bucket's files are gone");
+            assertEquals(0, SegmentsRandomizedTest.bucketDirs(root.resolve(LOG)).size(), "and their directories");
+            try (Stream<Path> s = Files.list(root.resolve(LOG))) {
+                assertEquals(List.of(), s.map(p -> p.getFileName().toString()).filter(n -> n.matches("[0-9]{4}"))
+                        .toList(), "the empty time directories above them too");
+            }
             SegmentsRandomizedTest.assertSame(before, SegmentsRandomizedTest.read(store, all), "after retention");
             for (String n : List.of("acct/0", "acct/3")) {
                 ReadRequest by = all.underAnyOf(Set.of(n));

@@ -39,6 +39,11 @@ import org.leasehold.time.SystemTimeSource;
  *       and prints {@code DONE <published> <lost> <prepared removed>} and {@code PUBLISHED <name>} per segment; it
  *       prints {@code STEP <step> <from>} at every publication step, and at the first {@code stopAt} step waits to be
  *       killed.
+ *   <li>{@code retire <root> <lockDir> <log> <nowMicros> <delayMillis>}: opens a store with the geometry of
+ *       {@link SegmentsRandomizedTest} and retention on, on a manual clock set to {@code nowMicros}, prints
+ *       {@code READY}, waits for a line on its standard input, compacts (publishing and marking the segments), moves
+ *       its clock past the retention delay, compacts again (removing the buckets' files and directories) and prints
+ *       {@code DONE <published> <buckets removed>}.
  * </ul>
  * Geometry for writer and sealer: 100 ms buckets, 200 ms grace, 50 ms maximum clock error.
  */
@@ -64,6 +69,7 @@ public final class StoreChild {
             case "sealer" -> sealer(args);
             case "crash" -> crash(args, out);
             case "compact" -> compact(args, out);
+            case "retire" -> retire(args, out);
             default -> throw new IllegalArgumentException("unknown mode " + args[0]);
         }
     }
@@ -213,6 +219,22 @@ public final class StoreChild {
         }
         for (Thread th : ts) {
             th.join();
+        }
+    }
+
+    private static void retire(String[] a, PrintStream out) throws Exception {
+        org.leasehold.time.ManualTimeSource time = new org.leasehold.time.ManualTimeSource(
+                org.leasehold.time.Micros.toInstant(Long.parseLong(a[4])));
+        Duration delay = Duration.ofMillis(Long.parseLong(a[5]));
+        try (FileBagStore store = FileBagStore.open(SegmentsRandomizedTest.config(Paths.get(a[1]), null)
+                .localLockDir(Paths.get(a[2])).removeCompactedBuckets(true).retentionDelay(delay).build(), time)) {
+            out.println("READY");
+            BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+            in.readLine();
+            CompactionReport r = store.compact(a[3]);
+            time.advance(delay.plus(ERROR));
+            CompactionReport removed = store.compact(a[3]);
+            out.println("DONE " + r.published().size() + " " + removed.bucketsRemoved());
         }
     }
 

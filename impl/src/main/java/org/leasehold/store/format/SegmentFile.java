@@ -242,6 +242,76 @@ public final class SegmentFile {
     }
 
     /**
+     * The bucket table without its file names, for a read: per bucket its start, state, entries and where its file
+     * list lies in the metadata ({@link #sources} parses one bucket's when it is needed); {@code fileBase[i]} is the
+     * number of the bucket's first source file ({@code fileBase[size]} the total).
+     */
+    public record Table(long[] start, State[] state, long[] first, long[] end, int[] fileBase, int[] filesAt) {
+        public int size() {
+            return start.length;
+        }
+    }
+
+    /** The bucket table of {@code meta} (checked) without parsing its file names: see {@link Table}. */
+    public static Table tableIndex(byte[] meta, Trailer t) throws FormatException {
+        int p = (int) (t.tableOffset() - t.indexOffset());
+        try {
+            int n = Frames.getInt(meta, p);
+            p += 4;
+            if (n < 0 || (long) n * 29 > meta.length - p) {
+                throw new FormatException(t.tableOffset(), "the segment's table lists " + n + " buckets, more than fit");
+            }
+            long[] start = new long[n];
+            State[] state = new State[n];
+            long[] first = new long[n];
+            long[] end = new long[n];
+            int[] fileBase = new int[n + 1];
+            int[] filesAt = new int[n];
+            int files = 0;
+            for (int i = 0; i < n; i++) {
+                start[i] = Frames.getLong(meta, p);
+                state[i] = State.of(meta[p + 8]);
+                first[i] = Frames.getLong(meta, p + 9);
+                end[i] = Frames.getLong(meta, p + 17);
+                int count = Frames.getInt(meta, p + 25);
+                p += 29;
+                if (state[i] == null || count < 0 || first[i] < HEADER || end[i] < first[i]
+                        || end[i] > t.indexOffset()) {
+                    throw new FormatException(t.tableOffset(), "bucket " + i + " of the segment's table is invalid");
+                }
+                fileBase[i] = files;
+                filesAt[i] = p;
+                for (int f = 0; f < count; f++) {
+                    p += 2 + Frames.getUShort(meta, p) + 8;
+                }
+                files += count;
+            }
+            fileBase[n] = files;
+            if (p > meta.length - TRAILER) {
+                throw new FormatException(t.tableOffset(), "the segment's table runs past its end");
+            }
+            return new Table(start, state, first, end, fileBase, filesAt);
+        } catch (IndexOutOfBoundsException e) {
+            throw new FormatException(t.tableOffset(), "the segment's table runs past its end");
+        }
+    }
+
+    /** Bucket {@code i}'s source files, from {@code meta} and its {@link #tableIndex}. */
+    public static List<Source> sources(byte[] meta, Table table, int i) {
+        int p = table.filesAt()[i];
+        int count = table.fileBase()[i + 1] - table.fileBase()[i];
+        List<Source> src = new ArrayList<>(count);
+        for (int f = 0; f < count; f++) {
+            int len = Frames.getUShort(meta, p);
+            String name = new String(meta, p + 2, len, StandardCharsets.US_ASCII);
+            p += 2 + len;
+            src.add(new Source(name, Frames.getLong(meta, p)));
+            p += 8;
+        }
+        return List.copyOf(src);
+    }
+
+    /**
      * The entries of the frames naming any of {@code names}: offsets and lengths interleaved, in offset order, each
      * once.
      */

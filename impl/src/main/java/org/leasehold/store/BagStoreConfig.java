@@ -40,12 +40,14 @@ import org.leasehold.config.Check;
  *                          seen published; default false (nothing is removed)
  * @param retentionDelay    how long after a segment was first seen published its buckets' files may be removed:
  *                          longer than any read may take; default 1 h; 1 s to 365 days
+ * @param signedTimeBound   how far a frame's timestamp may lie from the latest signed time its leases' witnesses
+ *                          carry; an append beyond it is refused; default 1 s; 1 ms to 1 h
  */
 public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Duration maxClockError,
         FlushPolicy flushPolicy, int maxPayloadBytes, int maxFrameBytes, int maxBatchBytes, long maxQueuedBytes,
         Duration maxLeaseDuration, String writerId, String host, Path localLockDir, boolean metronome,
         Duration metronomeLookback, Duration compactionHorizon, Duration segmentSpan, boolean removeCompactedBuckets,
-        Duration retentionDelay) {
+        Duration retentionDelay, Duration signedTimeBound) {
 
     /** The largest frame any configuration may allow (the format's length field is checked against it on read). */
     public static final int FRAME_LIMIT = 256 << 20;
@@ -85,6 +87,7 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
         b.segmentSpan = segmentSpan;
         b.removeCompactedBuckets = removeCompactedBuckets;
         b.retentionDelay = retentionDelay;
+        b.signedTimeBound = signedTimeBound;
         return b;
     }
 
@@ -135,6 +138,11 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
             throw Check.invalid("retentionDelay", retentionDelay, "use 1 s to 365 days, longer than any read may take "
                     + "(a read that listed the segments before one was published may open its buckets until then)");
         }
+        Check.positiveAtMost("signedTimeBound", signedTimeBound, Duration.ofHours(1), "use 1 ms to 1 h (default 1 s): "
+                + "how far a message's timestamp may lie from the signed time its witnesses carry");
+        if (signedTimeBound.compareTo(Duration.ofMillis(1)) < 0) {
+            throw Check.invalid("signedTimeBound", signedTimeBound, "use 1 ms to 1 h (default 1 s)");
+        }
         if (writerId != null) {
             String problem = Names.writerIdProblem(writerId);
             if (problem != null) {
@@ -168,6 +176,7 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
         private Duration segmentSpan = Duration.ofHours(1);
         private boolean removeCompactedBuckets;
         private Duration retentionDelay = Duration.ofHours(1);
+        private Duration signedTimeBound = Duration.ofSeconds(1);
 
         private Builder(Path root) {
             this.root = root;
@@ -263,12 +272,17 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
             return this;
         }
 
+        public Builder signedTimeBound(Duration v) {
+            signedTimeBound = v;
+            return this;
+        }
+
         /** The configuration, validated. */
         public BagStoreConfig build() {
             return new BagStoreConfig(root, bucketWidth, grace, maxClockError, flushPolicy, maxPayloadBytes,
                     maxFrameBytes, maxBatchBytes, maxQueuedBytes, maxLeaseDuration, writerId, host, localLockDir,
                     metronome, metronomeLookback, compactionHorizon, segmentSpan, removeCompactedBuckets,
-                    retentionDelay).validate();
+                    retentionDelay, signedTimeBound).validate();
         }
     }
 }

@@ -23,10 +23,13 @@ import org.leasehold.lease.LeaseKind;
  * @param deadline             timestamps must be strictly below it
  * @param writableFrom         no write before this instant
  * @param predecessorExpiredAt the deadline of the previous holder if its lease expired unrelinquished, else null
- * @param witness              the signed witness of the grant, opaque to the store (empty until witnesses are signed)
+ * @param witness              the frame witness of the grant (docs/FORMAT.md), or empty if the lease service signs none
  */
 public record LeaseStamp(String name, long generation, Instant floor, Instant deadline, Instant writableFrom,
         Instant predecessorExpiredAt, byte[] witness) {
+
+    /** How long {@link #of(Lease)} waits for a witness's signature. */
+    public static final java.time.Duration WITNESS_WAIT = java.time.Duration.ofSeconds(10);
 
     public LeaseStamp {
         Objects.requireNonNull(name, "LeaseStamp.name");
@@ -48,10 +51,13 @@ public record LeaseStamp(String name, long generation, Instant floor, Instant de
     }
 
     /**
-     * One stamp per name of {@code lease}, with the lease's deadline and each grant's floor and writable time.
+     * One stamp per name of {@code lease}, with the lease's deadline, each grant's floor and writable time, and its
+     * witness with the proof ({@link org.leasehold.lease.GrantWitness#await}: waits for the batch signature if it
+     * has not come yet, a few hundred microseconds at most after the grant).
      *
      * @throws IllegalArgumentException if the lease is tentative: nothing may be written under it before it is
      *                                  upgraded to a full lease
+     * @throws IllegalStateException    if the witness's signature does not come within {@link #WITNESS_WAIT}
      */
     public static List<LeaseStamp> of(Lease lease) {
         if (lease.kind() == LeaseKind.TENTATIVE) {
@@ -63,7 +69,7 @@ public record LeaseStamp(String name, long generation, Instant floor, Instant de
             Instant expired = g.predecessor() != null && g.predecessor().ending() == Ending.EXPIRED
                     ? g.predecessor().endedAt() : null;
             stamps.add(new LeaseStamp(g.name(), g.generation(), g.floor(), lease.deadline(), g.writableFrom(), expired,
-                    null));
+                    g.witness() == null ? null : g.witness().await(WITNESS_WAIT)));
         }
         return Collections.unmodifiableList(stamps);
     }

@@ -22,7 +22,13 @@ public class TimestampOutOfRangeException extends BagStoreException {
         /** The given timestamp is further in the future than the maximum clock error. */
         IN_FUTURE,
         /** The timestamp lies outside the years the store can represent (1970 to 9999). */
-        UNREPRESENTABLE
+        UNREPRESENTABLE,
+        /**
+         * The timestamp lies further from the latest signed time the leases' witnesses carry than the store's bound
+         * ({@code signedTimeBound}, 1 s by default): this process's clock, or the one that chose the timestamp, is
+         * off from the lease service's.
+         */
+        FAR_FROM_SIGNED_TIME
     }
 
     private final Reason reason;

@@ -14,7 +14,33 @@ import java.time.Instant;
  * @param writableFrom  the holder may write from this instant on: the predecessor's deadline plus grace after an
  *                      unrelinquished expiry, otherwise the grant time
  * @param predecessor   the previous holder, as the witness records it
+ * @param witness       the service's signed witness of this grant (renewal, upgrade), or null if the service signs
+ *                      none; not part of equality (a renewed grant equals the grant it renews)
  */
 public record LeaseGrant(String name, long generation, CorrelationId correlationId, Instant floor, Instant writableFrom,
-        Predecessor predecessor) {
+        Predecessor predecessor, GrantWitness witness) {
+
+    /** A grant without a witness. */
+    public LeaseGrant(String name, long generation, CorrelationId correlationId, Instant floor, Instant writableFrom,
+            Predecessor predecessor) {
+        this(name, generation, correlationId, floor, writableFrom, predecessor, null);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof LeaseGrant g && g.name.equals(name) && g.generation == generation
+                && java.util.Objects.equals(g.correlationId, correlationId) && java.util.Objects.equals(g.floor, floor)
+                && java.util.Objects.equals(g.writableFrom, writableFrom)
+                && java.util.Objects.equals(g.predecessor, predecessor);
+    }
+
+    @Override
+    public int hashCode() {
+        return java.util.Objects.hash(name, generation, correlationId, floor, writableFrom, predecessor);
+    }
+
+    /** This grant with {@code w} as its witness. */
+    public LeaseGrant withWitness(GrantWitness w) {
+        return new LeaseGrant(name, generation, correlationId, floor, writableFrom, predecessor, w);
+    }
 }

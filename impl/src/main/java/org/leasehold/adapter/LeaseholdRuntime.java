@@ -2,12 +2,18 @@ package org.leasehold.adapter;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Executor;
 
+import org.leasehold.audit.AuditFormatException;
+import org.leasehold.audit.AuditSigner;
+import org.leasehold.audit.KeyFiles;
+import org.leasehold.audit.PublishedKeys;
+import org.leasehold.audit.ServiceKeys;
 import org.leasehold.backend.LeaseBackend;
 import org.leasehold.backend.LeaseBackends;
 import org.leasehold.bag.BagStoreException;
@@ -95,6 +101,7 @@ final class LeaseholdRuntime implements AutoCloseable {
         TimeMarkFiles mark = null;
         LeaseService leases = null;
         EmbeddedLeaseService engine = null;
+        AuditSigner signer = null;
         PrepareJournal journal;
         try {
             if (config.embedded()) {
@@ -108,11 +115,13 @@ final class LeaseholdRuntime implements AutoCloseable {
                     base = Micros.toInstant(mark.previous().horizon());
                 }
                 Duration quiet = Duration.between(base, ownership.grantableFrom());
+                String serviceId = "embedded/" + store.writerId() + "/" + config.log();
+                signer = signer(fs, config, store.writerId(), serviceId, time);
                 engine = new EmbeddedLeaseService(EngineConfig.defaults()
-                        .withServiceId("embedded/" + store.writerId() + "/" + config.log())
+                        .withServiceId(serviceId)
                         .withMaxLeaseDuration(config.maxLease()).withGrace(config.grace())
                         .withClockErrorBound(config.maxClockError())
-                        .withQuietPeriod(quiet.isNegative() ? Duration.ZERO : quiet), time, mark);
+                        .withQuietPeriod(quiet.isNegative() ? Duration.ZERO : quiet), time, mark, signer);
                 ownership.start(engine::fenceAt);
                 leases = engine;
             } else if (config.remote()) {
@@ -121,12 +130,16 @@ final class LeaseholdRuntime implements AutoCloseable {
                 leases = backend(config, store.writerId(), time);
             }
             journal = new PrepareJournal(fs, config.bagStoreRoot(), config.log(), store.writerId());
-        } catch (EmbeddedOwnership.OwnedElsewhereException | RuntimeStartException | IOException e) {
+        } catch (EmbeddedOwnership.OwnedElsewhereException | RuntimeStartException | IOException
+                | AuditFormatException e) {
             if (ownership != null) {
                 ownership.close();
             }
             if (leases != null) {
                 leases.close();
+            }
+            if (signer != null) {
+                signer.close();
             }
             if (mark != null) {
                 mark.close();
@@ -170,6 +183,20 @@ final class LeaseholdRuntime implements AutoCloseable {
         fs.createDirectory(marks);
         // On a manual clock (tests) the mark is recorded on the thread that moves time, so that tests are exact.
         return TimeMarkFiles.open(fs, marks.resolve(config.log()), !(time instanceof ManualTimeSource));
+    }
+
+    /**
+     * The embedded engine's signer: its key in {@code <root>/.leasehold/signing/<log>/<writer>/} (generated at the
+     * first start), published in {@code <root>/.leasehold/keys/} before it signs.
+     */
+    private static AuditSigner signer(NfsSafeFiles fs, AdapterConfig config, String writer, String serviceId,
+            TimeSource time) throws IOException, AuditFormatException {
+        Path signing = config.bagStoreRoot().resolve(".leasehold").resolve("signing");
+        fs.createDirectory(signing);
+        fs.createDirectory(signing.resolve(config.log()));
+        KeyFiles keys = new KeyFiles(fs, signing.resolve(config.log()).resolve(writer), writer, new SecureRandom());
+        ServiceKeys service = new ServiceKeys(keys, new PublishedKeys(fs, config.bagStoreRoot(), writer), serviceId);
+        return service.start(keys.current(), Micros.of(config.maxClockError()), time.nowMicros());
     }
 
     /** A client of the lease servers named in {@code LeaseService}, with the {@code RemoteOptions}. */
@@ -248,6 +275,9 @@ final class LeaseholdRuntime implements AutoCloseable {
             ownership.close();
         }
         leases.close();
+        if (leases instanceof EmbeddedLeaseService e && e.signer() != null) {
+            e.signer().close();
+        }
         if (mark != null) {
             mark.close();
         }

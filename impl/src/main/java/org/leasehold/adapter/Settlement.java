@@ -8,6 +8,7 @@ import java.util.List;
 
 import org.leasehold.LeaseholdException;
 import org.leasehold.bag.AppendRequest;
+import org.leasehold.bag.LeaseStamp;
 import org.leasehold.bag.Appended;
 import org.leasehold.bag.BagStore;
 import org.leasehold.lease.Lease;
@@ -36,6 +37,7 @@ final class Settlement {
     private final ClockCheck clocks;
     private final Units units;
     private final WriteReadiness readiness;
+    private final SignedTimes signedTimes;
 
     Settlement(AdapterConfig config, LeaseService leases, BagStore store, TimeSource time, AdapterMetrics metrics,
             ClockCheck clocks, Units units, WriteReadiness readiness) {
@@ -47,6 +49,12 @@ final class Settlement {
         this.clocks = clocks;
         this.units = units;
         this.readiness = readiness;
+        this.signedTimes = new SignedTimes(leases, time);
+    }
+
+    /** The unit's lease stamps as its frame stores them: witnesses with a recent signed time attached. */
+    List<LeaseStamp> stamps(UnitOfWork u) {
+        return signedTimes.attach(u.stamps());
     }
 
     /** Upgrades every tentative lease of {@code u} and makes sure enough time is left; null if all is well. */
@@ -114,7 +122,7 @@ final class Settlement {
             return null;
         }
         readiness.awaitWritable(u);
-        Appended a = store.append(new AppendRequest(config.log(), u.stamps(), null, payloads));
+        Appended a = store.append(new AppendRequest(config.log(), stamps(u), null, payloads));
         u.written(a.timestamp());
         metrics.written(a.messages());
         return a.timestamp();

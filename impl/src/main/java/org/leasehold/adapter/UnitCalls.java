@@ -147,7 +147,7 @@ final class UnitCalls {
             }
             return;
         }
-        Appended a = store.append(new AppendRequest(config.log(), u.stamps(), null, List.of(payloads)));
+        Appended a = store.append(new AppendRequest(config.log(), settlement.stamps(u), null, List.of(payloads)));
         u.written(a.timestamp());
         metrics.written(a.messages());
     }

@@ -11,6 +11,9 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
+import org.leasehold.audit.AuditSigner;
+import org.leasehold.audit.SignedTimeProof;
+import org.leasehold.audit.WitnessEvent;
 import org.leasehold.lease.HolderStatus;
 import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.InvalidLeaseRequestException.Reason;
@@ -110,6 +113,8 @@ public final class EmbeddedLeaseService implements LeaseService {
     private final Holders holders;
     private final InDoubt inDoubt;
     private final Sweep sweep;
+    private final AuditSigner signer;
+    private final Witnesses witnesses;
 
     /**
      * Starts an engine with {@code config} on {@code time} that persists nothing; it grants from {@code now + quiet
@@ -125,7 +130,19 @@ public final class EmbeddedLeaseService implements LeaseService {
      * ahead of the clock. The caller closes {@code mark} after the engine.
      */
     public EmbeddedLeaseService(EngineConfig config, TimeSource time, TimeMark mark) {
+        this(config, time, mark, null);
+    }
+
+    /**
+     * Starts an engine like {@link #EmbeddedLeaseService(EngineConfig, TimeSource, TimeMark)} that gives every grant,
+     * renewal, upgrade and reinstatement a witness per name signed by {@code signer} (null: none), and answers time
+     * requests ({@link #signedTime}). A lease is returned at once; its witnesses' proofs follow when their batch is
+     * signed. The caller closes {@code signer} after the engine.
+     */
+    public EmbeddedLeaseService(EngineConfig config, TimeSource time, TimeMark mark, AuditSigner signer) {
         this.config = config.validate();
+        this.signer = signer;
+        this.witnesses = new Witnesses(signer);
         this.time = time;
         SecureRandom random = new SecureRandom();
         long idHigh = random.nextLong();
@@ -145,7 +162,8 @@ public final class EmbeddedLeaseService implements LeaseService {
         this.woundWait = new WoundWait(fencing);
         this.timers = new Timers(time, stripes, gate, maxLease, this::dispatch);
         this.queues = new WaitQueues(time, stripes, gate, admission, woundWait, fencing, timers,
-                config.maxWaitersPerName(), this::releaseQuietly);
+                config.maxWaitersPerName(), this::releaseQuietly,
+                l -> witnesses.stamp(l, WitnessEvent.GRANT, Micros.of(l.grantedAt())));
         this.holders = new Holders(time, stripes, serviceId);
         this.inDoubt = new InDoubt(time, stripes, gate, fencing, holders, maxLease, serviceId);
         this.sweep = new Sweep(time, stripes, fencing, gate, Micros.of(config.idleRetention()));
@@ -207,7 +225,26 @@ public final class EmbeddedLeaseService implements LeaseService {
      * @throws IllegalArgumentException     the lease is tentative
      */
     public Lease reinstate(Lease earlier) throws LeaseException {
-        return inDoubt.reinstate(earlier);
+        return witnesses.stamp(inDoubt.reinstate(earlier), WitnessEvent.REINSTATEMENT, time.nowMicros());
+    }
+
+    /** The signer of this engine's witnesses and time answers, or null if it signs none. */
+    public AuditSigner signer() {
+        return signer;
+    }
+
+    /**
+     * Answers a time request Roughtime-style: this service's time and its clock error bound over {@code nonce},
+     * signed in the next batch. Returns at once; the future completes when the batch is signed.
+     *
+     * @throws IllegalStateException if the engine signs nothing (it was started without a signer)
+     */
+    public CompletableFuture<SignedTimeProof> signedTime(byte[] nonce) {
+        if (signer == null) {
+            throw new IllegalStateException("the lease service " + serviceId + " signs nothing: start it with an "
+                    + "audit signer to answer signed time requests");
+        }
+        return signer.signTime(nonce, time.nowMicros());
     }
 
     /** An engine with the default settings on {@code time}. */
@@ -240,12 +277,12 @@ public final class EmbeddedLeaseService implements LeaseService {
     public Lease acquire(LeaseRequest request) throws LeaseException, InterruptedException {
         Lease fast = tryUncontended(request);
         if (fast != null) {
-            return fast;
+            return granted(fast);
         }
         Waiter w = admission.request(request, stripes);
         Lease granted = attempt(w);
         if (granted != null) {
-            return granted;
+            return granted(granted);
         }
         try {
             return w.future.get();
@@ -265,17 +302,22 @@ public final class EmbeddedLeaseService implements LeaseService {
         try {
             Lease fast = tryUncontended(request);
             if (fast != null) {
-                return CompletableFuture.completedFuture(fast);
+                return CompletableFuture.completedFuture(granted(fast));
             }
             w = admission.request(request, stripes);
             Lease granted = attempt(w);
             if (granted != null) {
-                return CompletableFuture.completedFuture(granted);
+                return CompletableFuture.completedFuture(granted(granted));
             }
         } catch (LeaseException e) {
             return CompletableFuture.failedFuture(e);
         }
         return w.future;
+    }
+
+    /** A new lease with its witnesses (with no lock held). */
+    private Lease granted(Lease lease) {
+        return witnesses.stamp(lease, WitnessEvent.GRANT, Micros.of(lease.grantedAt()));
     }
 
     private static LeaseException unwrap(Throwable cause) {
@@ -388,25 +430,28 @@ public final class EmbeddedLeaseService implements LeaseService {
     @Override
     public Lease upgrade(Lease lease, Instant deadline) throws LeaseException {
         int[] ls = stripes.of(lease);
+        Lease up;
+        long now;
         stripes.lockAll(ls);
         try {
-            long now = time.nowMicros();
+            now = time.nowMicros();
             gate.ensureOpen();
             gate.ensureUnfenced(now);
             Holding h = holders.find(lease, now);
             if (h.kind == LeaseKind.FULL && deadline == null) {
-                return h.lease;
+                up = h.lease;
+            } else {
+                long newDeadline = deadline == null ? h.deadline : timers.newDeadline(h, deadline, now);
+                h.kind = LeaseKind.FULL;
+                h.deadline = newDeadline;
+                up = new Lease(h.holder, h.mode, LeaseKind.FULL, h.lease.grantedAt(), Micros.toInstant(newDeadline),
+                        h.lease.grants());
+                h.lease = up;
             }
-            long newDeadline = deadline == null ? h.deadline : timers.newDeadline(h, deadline, now);
-            h.kind = LeaseKind.FULL;
-            h.deadline = newDeadline;
-            Lease up = new Lease(h.holder, h.mode, LeaseKind.FULL, h.lease.grantedAt(), Micros.toInstant(newDeadline),
-                    h.lease.grants());
-            h.lease = up;
-            return up;
         } finally {
             stripes.unlockAll(ls);
         }
+        return witnesses.stamp(up, WitnessEvent.UPGRADE, now);
     }
 
     @Override
@@ -416,9 +461,11 @@ public final class EmbeddedLeaseService implements LeaseService {
         }
         checkMetadata(metadata);
         int[] ls = stripes.of(lease);
+        Lease renewed;
+        long now;
         stripes.lockAll(ls);
         try {
-            long now = time.nowMicros();
+            now = time.nowMicros();
             gate.ensureOpen();
             gate.ensureUnfenced(now);
             Holding h = holders.find(lease, now);
@@ -431,18 +478,18 @@ public final class EmbeddedLeaseService implements LeaseService {
                             config.historyPerName());
                 }
             }
-            Lease renewed = new Lease(h.holder, h.mode, h.kind, h.lease.grantedAt(), Micros.toInstant(newDeadline),
+            renewed = new Lease(h.holder, h.mode, h.kind, h.lease.grantedAt(), Micros.toInstant(newDeadline),
                     h.lease.grants());
             h.lease = renewed;
-            return renewed;
         } finally {
             stripes.unlockAll(ls);
         }
+        return witnesses.stamp(renewed, WitnessEvent.RENEWAL, now);
     }
 
     @Override
     public Lease holdInDoubt(Lease lease, Instant until) throws LeaseException {
-        return inDoubt.hold(lease, until);
+        return witnesses.stamp(inDoubt.hold(lease, until), WitnessEvent.RENEWAL, time.nowMicros());
     }
 
     @Override

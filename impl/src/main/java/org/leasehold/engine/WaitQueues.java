@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseBusyException;
@@ -34,10 +35,12 @@ final class WaitQueues {
     private final Timers timers;
     private final int maxWaitersPerName;
     private final Consumer<Lease> discard;
+    /** Gives a granted lease its witnesses before a waiter gets it. */
+    private final UnaryOperator<Lease> stamp;
 
     /** {@code discard} releases a grant nobody will take (its request was cancelled meanwhile). */
     WaitQueues(TimeSource time, Stripes stripes, Gate gate, Admission admission, WoundWait woundWait, Fencing fencing,
-            Timers timers, int maxWaitersPerName, Consumer<Lease> discard) {
+            Timers timers, int maxWaitersPerName, Consumer<Lease> discard, UnaryOperator<Lease> stamp) {
         this.time = time;
         this.stripes = stripes;
         this.gate = gate;
@@ -47,6 +50,7 @@ final class WaitQueues {
         this.timers = timers;
         this.maxWaitersPerName = maxWaitersPerName;
         this.discard = discard;
+        this.stamp = stamp;
     }
 
     /** Queues {@code w} on {@code states}, under the locks of its shards; refuses it if a queue is full. */
@@ -118,7 +122,7 @@ final class WaitQueues {
             stripes.unlockAll(w.shards);
         }
         if (granted != null) {
-            if (!w.future.complete(granted)) {
+            if (!w.future.complete(stamp.apply(granted))) {
                 discard.accept(granted);
             }
         } else if (failure != null) {
@@ -161,7 +165,7 @@ final class WaitQueues {
                 return;
             }
             if (o.lease != null) {
-                if (!head.future.complete(o.lease)) {
+                if (!head.future.complete(stamp.apply(o.lease))) {
                     discard.accept(o.lease);
                 }
             } else if (o.error != null) {

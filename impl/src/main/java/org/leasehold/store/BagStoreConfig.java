@@ -43,12 +43,14 @@ import org.leasehold.config.Check;
  * @param compactionInterval how often the store compacts, in the background, the logs it writes to (and retires their
  *                          buckets when {@code removeCompactedBuckets} is on), on its own worker thread driven by its
  *                          clock; {@link Duration#ZERO} (the default) for never; else 1 s to 1 day
+ * @param signedTimeBound   how far a frame's timestamp may lie from the latest signed time its leases' witnesses
+ *                          carry; an append beyond it is refused; default 1 s; 1 ms to 1 h
  */
 public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Duration maxClockError,
         FlushPolicy flushPolicy, int maxPayloadBytes, int maxFrameBytes, int maxBatchBytes, long maxQueuedBytes,
         Duration maxLeaseDuration, String writerId, String host, Path localLockDir, boolean metronome,
         Duration metronomeLookback, Duration compactionHorizon, Duration segmentSpan, boolean removeCompactedBuckets,
-        Duration retentionDelay, Duration compactionInterval) {
+        Duration retentionDelay, Duration compactionInterval, Duration signedTimeBound) {
 
     /** The largest frame any configuration may allow (the format's length field is checked against it on read). */
     public static final int FRAME_LIMIT = 256 << 20;
@@ -89,6 +91,7 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
         b.removeCompactedBuckets = removeCompactedBuckets;
         b.retentionDelay = retentionDelay;
         b.compactionInterval = compactionInterval;
+        b.signedTimeBound = signedTimeBound;
         return b;
     }
 
@@ -145,6 +148,11 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
             throw Check.invalid("compactionInterval", compactionInterval, "use 0 (no background compaction) or 1 s to "
                     + "1 day");
         }
+        Check.positiveAtMost("signedTimeBound", signedTimeBound, Duration.ofHours(1), "use 1 ms to 1 h (default 1 s): "
+                + "how far a message's timestamp may lie from the signed time its witnesses carry");
+        if (signedTimeBound.compareTo(Duration.ofMillis(1)) < 0) {
+            throw Check.invalid("signedTimeBound", signedTimeBound, "use 1 ms to 1 h (default 1 s)");
+        }
         if (writerId != null) {
             String problem = Names.writerIdProblem(writerId);
             if (problem != null) {
@@ -179,6 +187,7 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
         private boolean removeCompactedBuckets;
         private Duration retentionDelay = Duration.ofHours(1);
         private Duration compactionInterval = Duration.ZERO;
+        private Duration signedTimeBound = Duration.ofSeconds(1);
 
         private Builder(Path root) {
             this.root = root;
@@ -276,6 +285,8 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
 
         public Builder compactionInterval(Duration v) {
             compactionInterval = v;
+        public Builder signedTimeBound(Duration v) {
+            signedTimeBound = v;
             return this;
         }
 
@@ -284,7 +295,7 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
             return new BagStoreConfig(root, bucketWidth, grace, maxClockError, flushPolicy, maxPayloadBytes,
                     maxFrameBytes, maxBatchBytes, maxQueuedBytes, maxLeaseDuration, writerId, host, localLockDir,
                     metronome, metronomeLookback, compactionHorizon, segmentSpan, removeCompactedBuckets,
-                    retentionDelay, compactionInterval).validate();
+                    retentionDelay, compactionInterval, signedTimeBound).validate();
         }
     }
 }

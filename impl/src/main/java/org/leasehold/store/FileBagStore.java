@@ -23,6 +23,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 
+import org.leasehold.audit.AuditFormatException;
+import org.leasehold.audit.FrameWitness;
 import org.leasehold.bag.AppendRequest;
 import org.leasehold.bag.Appended;
 import org.leasehold.bag.BagStore;
@@ -37,6 +39,7 @@ import org.leasehold.bag.PayloadTooLargeException;
 import org.leasehold.bag.ReadRequest;
 import org.leasehold.bag.SealReport;
 import org.leasehold.bag.StoreUnavailableException;
+import org.leasehold.bag.TimestampOutOfRangeException;
 import org.leasehold.bag.UnknownLogException;
 import org.leasehold.bag.ViewDefinition;
 import org.leasehold.bag.ViewEncodingException;
@@ -303,6 +306,7 @@ public final class FileBagStore implements BagStore {
             ensureSealedForSuccessor(h, pe);
         }
         long t = window.timestamp(log, r.timestamp(), now, config.maxClockError());
+        checkSignedTime(log, r.leases(), t);
         ByteBuffer frame = Frames.encode(t, r.leases(), names, r.payloads(), (int) size);
         return new PendingAppend(frame, r.payloads().size(), t, window.deadline(), r.timestamp() != null);
     }
@@ -353,6 +357,54 @@ public final class FileBagStore implements BagStore {
                 throw new InvalidAppendException("the witness of lease '" + LeaseNames.printable(l.name()) + "' is "
                         + l.witnessLength() + " bytes; the limit is " + Frames.MAX_WITNESS);
             }
+        }
+    }
+
+    /**
+     * Refuses a witness that is not a frame witness of its lease (name and generation), and a timestamp further than
+     * {@code signedTimeBound} from the latest signed time the witnesses carry. Leases without a witness are not
+     * checked here (the offline verifier reports them).
+     */
+    private void checkSignedTime(String log, List<LeaseStamp> leases, long t) throws BagStoreException {
+        long latest = Long.MIN_VALUE;
+        String from = null;
+        for (LeaseStamp l : leases) {
+            if (l.witnessLength() == 0) {
+                continue;
+            }
+            FrameWitness fw;
+            try {
+                fw = FrameWitness.decode(l.witness());
+            } catch (AuditFormatException e) {
+                throw new InvalidAppendException("the witness of lease '" + LeaseNames.printable(l.name())
+                        + "' in the append to log '" + log + "' is not a frame witness: " + e.getMessage()
+                        + ". Pass the stamps LeaseStamp.of(lease) makes from the lease the service returned");
+            }
+            if (!fw.witness().name().equals(l.name()) || fw.witness().generation() != l.generation()) {
+                throw new InvalidAppendException("the witness given with lease '" + LeaseNames.printable(l.name())
+                        + "' generation " + l.generation() + " in the append to log '" + log + "' is the witness of '"
+                        + LeaseNames.printable(fw.witness().name()) + "' generation " + fw.witness().generation()
+                        + ": pass the stamps LeaseStamp.of(lease) makes from the lease the service returned");
+            }
+            if (fw.latestSignedTime() > latest) {
+                latest = fw.latestSignedTime();
+                from = l.name();
+            }
+        }
+        if (from == null) {
+            return;
+        }
+        long bound = Micros.of(config.signedTimeBound());
+        long off = t - latest;
+        if (Math.abs(off) > bound) {
+            throw new TimestampOutOfRangeException(TimestampOutOfRangeException.Reason.FAR_FROM_SIGNED_TIME,
+                    Micros.toInstant(t), null, "the timestamp " + Micros.toInstant(t) + " of the append to log '" + log
+                    + "' is " + Duration.ofNanos(Math.abs(off) * 1_000L) + (off > 0 ? " after" : " before")
+                    + " the latest signed time its leases carry (" + Micros.toInstant(latest) + ", in the witness of '"
+                    + LeaseNames.printable(from) + "'); the bound is " + config.signedTimeBound()
+                    + " (signedTimeBound): nothing was written. This clock is off from the lease service's, or the "
+                    + "signed time is stale: correct the clock, or renew the lease (or attach a fresh signed time) "
+                    + "before writing");
         }
     }
 

@@ -153,8 +153,9 @@ class AdapterTransactionTest {
         assertEquals(List.of("debit 1 by 5", "credit 2 by 5"), written.stream().map(AdapterTransactionTest::text).toList());
         Message m = written.get(0);
         assertEquals(written.get(1).timestamp(), m.timestamp(), "one transaction, one timestamp");
-        assertEquals(List.of(new StampedLease("account/1", lease.grant("account/1").generation(), null),
-                new StampedLease("account/2", lease.grant("account/2").generation(), null)), m.leases());
+        assertEquals(List.of("account/1@" + lease.grant("account/1").generation(), "account/2@"
+                + lease.grant("account/2").generation()), nameAndGeneration(m));
+        assertWitnesses(m);
         assertTrue(m.timestamp().isAfter(lease.floor()) && m.timestamp().isBefore(lease.deadline()));
         try (LeaseConnection c = fx.connection()) {
             Lease next = c.acquire("account/1");
@@ -591,8 +592,9 @@ class AdapterTransactionTest {
         recovered.commit(x, false);
         List<Message> written = fx.messages();
         assertEquals(List.of("prepared then crashed"), written.stream().map(AdapterTransactionTest::text).toList());
-        assertEquals(List.of(new StampedLease("crash", generation, null)), written.get(0).leases(),
+        assertEquals(List.of("crash@" + generation), nameAndGeneration(written.get(0)),
                 "written under the generation the branch prepared with");
+        assertWitnesses(written.get(0));
         assertEquals(0, recovered.recover(XAResource.TMSTARTRSCAN).length, "decided");
         assertEquals(0, fx.rm().metrics().getHeuristicRollbacks());
         try (LeaseConnection c = fx.connection()) {
@@ -760,5 +762,19 @@ class AdapterTransactionTest {
         assertEquals(List.of("start", "end", "prepare", "commit"), pauser.calls, "the other resource committed");
         assertTrue(fx.messages().isEmpty(), "never a write after the lease ended");
         assertEquals(1, fx.rm().metrics().getHeuristicRollbacks());
+    }
+
+    private static List<String> nameAndGeneration(Message m) {
+        return m.leases().stream().map(l -> l.name() + "@" + l.generation()).toList();
+    }
+
+    /** Every lease of {@code m} carries the frame witness of its grant, with the signed time of the commit. */
+    private static void assertWitnesses(Message m) throws Exception {
+        for (StampedLease l : m.leases()) {
+            org.leasehold.audit.FrameWitness fw = org.leasehold.audit.FrameWitness.decode(l.witness());
+            assertEquals(l.name(), fw.witness().name());
+            assertEquals(l.generation(), fw.witness().generation());
+            assertTrue(fw.time() != null, "a signed time attached at the commit");
+        }
     }
 }

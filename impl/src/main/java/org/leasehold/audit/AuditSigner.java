@@ -1,0 +1,110 @@
+package org.leasehold.audit;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A lease service's signer: witnesses and time answers go into one stream of batches signed by the service's current
+ * key. Nothing waits for a signature here; each call returns a future that the batch completes.
+ *
+ * <p>{@link #rotate(SigningKey)} switches to a new key without a pause: statements submitted before the switch are
+ * signed with the old key, later ones with the new key. The caller publishes the new key before it rotates
+ * ({@link PublishedKeys}).
+ */
+public final class AuditSigner implements AutoCloseable {
+    private final String serviceId;
+    private final long radius;
+    private final long lingerMicros;
+    private final int maxBatch;
+    private volatile BatchSigner batches;
+
+    /**
+     * Starts signing with {@code key}.
+     *
+     * @param key          the service's key
+     * @param serviceId    the service instance the statements name
+     * @param radiusMicros the bound on the service's clock error its signed times state
+     * @param lingerMicros how long a batch waits for more statements after its first
+     * @param maxBatch     the most statements in one batch
+     */
+    public AuditSigner(SigningKey key, String serviceId, long radiusMicros, long lingerMicros, int maxBatch) {
+        if (radiusMicros < 0) {
+            throw new IllegalArgumentException("a signed time's radius is not negative, got " + radiusMicros);
+        }
+        this.serviceId = serviceId;
+        this.radius = radiusMicros;
+        this.lingerMicros = lingerMicros;
+        this.maxBatch = maxBatch;
+        this.batches = new BatchSigner(key, lingerMicros, maxBatch, "leasehold-audit-signer-" + key.id());
+    }
+
+    public String serviceId() {
+        return serviceId;
+    }
+
+    /** The id of the key that signs from now on. */
+    public KeyId keyId() {
+        return batches.key().id();
+    }
+
+    /** The current key's public half. */
+    public VerifyingKey publicKey() {
+        return batches.key().publicKey();
+    }
+
+    /** The bound on the clock error the signed times state, in microseconds. */
+    public long radius() {
+        return radius;
+    }
+
+    /** How many batches and statements the current key signed (its signer's counters). */
+    public long[] counts() {
+        BatchSigner b = batches;
+        return new long[] {b.batches(), b.statements()};
+    }
+
+    /**
+     * Queues {@code witness} for signing. Its key id must be {@link #keyId()}'s; a witness built just before a
+     * rotation is given the new key id here.
+     */
+    public CompletableFuture<FrameWitness> sign(Witness witness) {
+        BatchSigner b = batches;
+        Witness w = witness.keyId().equals(b.key().id()) ? witness : witness.withKeyId(b.key().id());
+        byte[] bytes = w.encode();
+        return b.submit(bytes).handle((p, e) -> {
+            if (e == null) {
+                return CompletableFuture.completedFuture(new FrameWitness(bytes, w, p, null, null, null));
+            }
+            // Submitted to a key that was rotated out at that moment: sign with the new one.
+            return batches != b ? sign(w) : CompletableFuture.<FrameWitness>failedFuture(e);
+        }).thenCompose(f -> f);
+    }
+
+    /** Answers a time request: the service's time {@code nowMicros} with its radius over {@code nonce}, signed. */
+    public CompletableFuture<SignedTimeProof> signTime(byte[] nonce, long nowMicros) {
+        BatchSigner b = batches;
+        SignedTime t = new SignedTime(b.key().id(), serviceId, nonce, nowMicros, radius);
+        byte[] bytes = t.encode();
+        return b.submit(bytes).handle((p, e) -> {
+            if (e == null) {
+                return CompletableFuture.completedFuture(new SignedTimeProof(t, bytes, p));
+            }
+            return batches != b ? signTime(nonce, nowMicros) : CompletableFuture.<SignedTimeProof>failedFuture(e);
+        }).thenCompose(f -> f);
+    }
+
+    /** Signs with {@code next} from now on; the old key's queue is signed and its thread stopped. */
+    public void rotate(SigningKey next) {
+        BatchSigner old;
+        synchronized (this) {
+            old = batches;
+            batches = new BatchSigner(next, lingerMicros, maxBatch, "leasehold-audit-signer-" + next.id());
+        }
+        old.close();
+    }
+
+    /** Signs what is queued and stops. */
+    @Override
+    public void close() {
+        batches.close();
+    }
+}

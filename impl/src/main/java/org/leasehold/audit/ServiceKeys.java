@@ -1,0 +1,65 @@
+package org.leasehold.audit;
+
+import java.io.IOException;
+
+/**
+ * Starts and rotates a lease service's signer so that every key is published before it signs: the public key is
+ * linked into the bag store's {@code .leasehold/keys/} first, then the signer uses it. A rotated-out key stays
+ * published and valid, so the witnesses it signed keep verifying; revoking it is a separate, explicit step.
+ */
+public final class ServiceKeys {
+    /** Default linger of a batch: how long it waits for more statements after its first, in microseconds. */
+    public static final long DEFAULT_LINGER_MICROS = 200;
+    /** Default most statements in a batch. */
+    public static final int DEFAULT_MAX_BATCH = 512;
+
+    private final KeyFiles keyFiles;
+    private final PublishedKeys published;
+    private final String serviceId;
+
+    /**
+     * @param keyFiles  where the service keeps its private keys (null when it uses a configured PEM key only; it
+     *                  cannot rotate then)
+     * @param published where its public keys are published
+     * @param serviceId the service the keys sign for
+     */
+    public ServiceKeys(KeyFiles keyFiles, PublishedKeys published, String serviceId) {
+        this.keyFiles = keyFiles;
+        this.published = published;
+        this.serviceId = serviceId;
+    }
+
+    /**
+     * Publishes {@code key} valid from {@code nowMicros} (unless it is published already) and starts a signer with it.
+     *
+     * @param key          the key: a configured PEM key, or {@code keyFiles.current()}
+     * @param radiusMicros the clock error bound the signed times state
+     */
+    public AuditSigner start(SigningKey key, long radiusMicros, long nowMicros) throws IOException,
+            AuditFormatException {
+        published.publish(new PublishedKey(key.publicKey(), serviceId, nowMicros, Long.MAX_VALUE, Long.MAX_VALUE));
+        return new AuditSigner(key, serviceId, radiusMicros, DEFAULT_LINGER_MICROS, DEFAULT_MAX_BATCH);
+    }
+
+    /**
+     * Rotates {@code signer} to a new key: creates it in the key files, publishes it valid from {@code nowMicros},
+     * and only then signs with it. Returns the new key's id.
+     *
+     * @throws IllegalStateException if the service has no key files (a configured PEM key)
+     */
+    public KeyId rotate(AuditSigner signer, long nowMicros) throws IOException, AuditFormatException {
+        if (keyFiles == null) {
+            throw new IllegalStateException("the lease service " + serviceId + " signs with a configured PEM key: "
+                    + "rotate it by configuring a new key file and restarting");
+        }
+        SigningKey next = keyFiles.next();
+        published.publish(new PublishedKey(next.publicKey(), serviceId, nowMicros, Long.MAX_VALUE, Long.MAX_VALUE));
+        signer.rotate(next);
+        return next.id();
+    }
+
+    /** Revokes {@code id}: its statements signed at or after {@code atMicros} are flagged by verifiers. */
+    public void revoke(KeyId id, long atMicros, String reason) throws IOException {
+        published.revoke(id, atMicros, reason);
+    }
+}

@@ -333,4 +333,37 @@ class VerifyCommandTest {
             assertTrue(badKeys.err().contains("the published keys cannot be read"), badKeys.toString());
         }
     }
+
+    @Test
+    void aCompactedLogVerifiesAndADamagedSegmentIsCaught() throws Exception {
+        try (AuditedStore s = new AuditedStore("verify-segment")) {
+            Lease a = s.acquire("node-a", LEASE, "orders/1");
+            List<LeaseStamp> sa = s.stamps(a);
+            s.advance(Duration.ofMillis(100));
+            Appended first = s.append(sa, "a1");
+            s.advance(Duration.ofMillis(700));
+            s.append(sa, "a2");
+            // Past the end of the store's hour-long segment span plus the horizon.
+            s.advance(Duration.ofMinutes(80));
+            s.store.store.sealThrough(AuditedStore.LOG, first.bucket(), s.now().minusSeconds(60));
+            assertEquals(1, s.store.store.compact(AuditedStore.LOG, Duration.ofMinutes(1)).published().size());
+            CliRun r = s.verify("--json");
+            assertEquals(0, r.code(), r.toString());
+            assertEquals(2, summary(r).get("messages").asLong(), r.toString());
+            // One bit of the segment's first frame (its timestamp's lowest byte): the segment no longer agrees.
+            java.nio.file.Path seg;
+            try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.list(
+                    s.root().resolve(AuditedStore.LOG).resolve("segments"))) {
+                seg = files.filter(p -> p.toString().endsWith(".segment")).findFirst().orElseThrow();
+            }
+            byte[] bytes = java.nio.file.Files.readAllBytes(seg);
+            bytes[8 + 16 + 23] ^= 1;
+            seg.toFile().setWritable(true);
+            java.nio.file.Files.write(seg, bytes);
+            CliRun damaged = s.verify("--json");
+            assertEquals(VerifyCommand.ERRORS, damaged.code(), damaged.toString());
+            assertEquals(Set.of("BAD_SEGMENT"), kinds(damaged), damaged.toString());
+            assertEquals("segments/" + seg.getFileName(), findings(damaged).get(0).get("file").asText());
+        }
+    }
 }

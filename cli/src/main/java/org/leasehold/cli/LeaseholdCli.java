@@ -32,9 +32,10 @@ import picocli.CommandLine.Spec;
  * line and a hint to {@code --help}).
  */
 @Command(name = "leasehold", mixinStandardHelpOptions = true, versionProvider = LeaseholdCli.Version.class,
-        description = "Inspect, seal and compact the logs of a Leasehold bag store, build its views; inspect names "
-            + "on a lease server.",
-        subcommands = {LogCommand.class, ViewCommand.class, LeasesCommand.class, CommandLine.HelpCommand.class},
+        description = "Inspect, seal, compact and verify the logs of a Leasehold bag store, build its views; "
+            + "inspect names on a lease server.",
+        subcommands = {LogCommand.class, ViewCommand.class, LeasesCommand.class, VerifyCommand.class,
+            CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:done", "1:runtime failure (store unreadable, server unreachable, ...)", "2:bad arguments"})
 public final class LeaseholdCli implements Runnable {
@@ -60,7 +61,7 @@ public final class LeaseholdCli implements Runnable {
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "Missing command: give one of log, view, leases");
+        throw new ParameterException(spec.commandLine(), "Missing command: give one of log, view, leases, verify");
     }
 
     /** Runs {@code args} on the real clock with the process's streams and exits with the command's code. */

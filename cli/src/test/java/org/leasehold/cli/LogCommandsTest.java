@@ -330,7 +330,7 @@ class LogCommandsTest {
                 new String[] {"log", "cat", "--help"}, new String[] {"log", "tail", "--help"},
                 new String[] {"log", "seal", "--help"}, new String[] {"log", "compact", "--help"},
                 new String[] {"leases", "--help"},
-                new String[] {"leases", "inspect", "--help"})) {
+                new String[] {"leases", "inspect", "--help"}, new String[] {"verify", "--help"})) {
             CliRun r = run(args);
             assertEquals(0, r.code(), r::toString);
             assertTrue(r.out().startsWith("Usage: leasehold"), r::toString);

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,11 +48,16 @@ final class TestStore implements AutoCloseable {
     }
 
     TestStore(String name) throws IOException, org.leasehold.bag.BagStoreException {
+        this(name, Duration.ofSeconds(1));
+    }
+
+    /** A store whose writer refuses timestamps further than {@code signedTimeBound} from their signed time. */
+    TestStore(String name, Duration signedTimeBound) throws IOException, org.leasehold.bag.BagStoreException {
         root = BASE.resolve(name);
         deleteTree(root);
         Files.createDirectories(root);
         store = FileBagStore.open(BagStoreConfig.builder(root).localLockDir(BASE.resolve("writer-locks"))
-                .metronome(false).build(), clock);
+                .metronome(false).signedTimeBound(signedTimeBound).build(), clock);
     }
 
     static LeaseStamp lease(String name, long generation) {

@@ -81,6 +81,16 @@ public final class PublishedKeys {
      * @throws AuditFormatException naming the file, if a key or revocation file does not parse
      */
     public KeySet load() throws IOException, AuditFormatException {
+        return load(fs, dir);
+    }
+
+    /**
+     * Every key published in the keys directory {@code dir} (normally {@link #directory(Path)} of a store root), with
+     * its revocation; an empty set if there is none. For readers that only verify ({@code leasehold verify}).
+     *
+     * @throws AuditFormatException naming the file, if a key or revocation file does not parse
+     */
+    public static KeySet load(NfsSafeFiles fs, Path dir) throws IOException, AuditFormatException {
         List<PublishedKey> keys = new ArrayList<>();
         Map<KeyId, Long> revoked = new HashMap<>();
         for (String s : KeyFiles.listOrEmpty(fs, dir)) {

@@ -285,6 +285,9 @@ public record BagStoreConfig(Path root, Duration bucketWidth, Duration grace, Du
 
         public Builder compactionInterval(Duration v) {
             compactionInterval = v;
+            return this;
+        }
+
         public Builder signedTimeBound(Duration v) {
             signedTimeBound = v;
             return this;

@@ -141,6 +141,27 @@ public final class EtcdCluster implements AutoCloseable {
         }
     }
 
+    /**
+     * A gauge or counter of member {@code i}'s Prometheus metrics ({@code /metrics}), for example
+     * {@code etcd_debugging_mvcc_watcher_total}; -1 if the member does not answer or has no such metric.
+     */
+    public double metric(int i, String name) {
+        try (Socket s = new Socket("127.0.0.1", clientPorts[i])) {
+            s.setSoTimeout(5_000);
+            s.getOutputStream().write(("GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").getBytes(
+                    java.nio.charset.StandardCharsets.US_ASCII));
+            String answer = new String(s.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            for (String line : answer.split("\n")) {
+                if (line.startsWith(name + " ")) {
+                    return Double.parseDouble(line.substring(name.length() + 1).trim());
+                }
+            }
+            return -1;
+        } catch (IOException | NumberFormatException e) {
+            return -1;
+        }
+    }
+
     /** The client URLs of every member. */
     public List<URI> endpoints() {
         List<URI> out = new ArrayList<>();

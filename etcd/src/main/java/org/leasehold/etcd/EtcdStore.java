@@ -329,6 +329,10 @@ final class EtcdStore implements AutoCloseable {
     }
 
     private LeaseServiceUnavailableException unavailable(String what, String why, Throwable cause) {
+        String settings = EtcdFailures.explain(config, what, cause);
+        if (settings != null) {
+            return new LeaseServiceUnavailableException(null, settings, cause);
+        }
         return new LeaseServiceUnavailableException(null, "etcd at " + config.endpoints() + " did not complete the "
                 + what + " (" + why + "): the cluster may have lost its quorum, or this process is cut off from it; "
                 + "a write that got no answer may still take effect (a grant then stands until its deadline); retry "

@@ -129,6 +129,17 @@ class EtcdSecuredTest {
     }
 
     @Test
+    void noUserIsNamed() {
+        ManualTimeSource time = new ManualTimeSource(EtcdFixture.START);
+        try (EtcdLeaseService s = new EtcdLeaseService(EtcdConfig.parse("etcd:127.0.0.1:"
+                + cluster.endpoints().get(0).getPort() + "?trust=" + authority.certFile() + "&prefix=" + PREFIX), time)) {
+            String m = refused(s);
+            assertTrue(m.contains("requires authentication and the service gave no user") && m.contains("user="), m);
+            assertFalse(m.contains("quorum"), m);
+        }
+    }
+
+    @Test
     void anUntrustedCertificateIsNamed() {
         ManualTimeSource time = new ManualTimeSource(EtcdFixture.START);
         String trust = stranger.certFile().toString();

@@ -61,11 +61,11 @@ final class EtcdFailures {
             }
             if (t instanceof CertPathBuilderException || t instanceof CertificateException || m.contains("pkix path")
                     || m.contains("unable to find valid certification path") || m.contains("subject alternative")) {
-                return "the TLS handshake with " + at + " failed for the " + what + " (" + message + "): the members' "
-                        + "certificates are not signed by a certificate the service trusts ("
-                        + (config.trustCertificates() == null ? "the JVM's trust store"
-                                : "trust=" + config.trustCertificates())
-                        + "); give trust= the PEM file of the authority that signs the members' certificates";
+                return "the TLS handshake with " + at + " failed for the " + what + " (" + message + "): the service "
+                        + "does not trust the members' certificates (" + (config.trustCertificates() == null
+                                ? "the JVM's trust store" : "trust=" + config.trustCertificates())
+                        + "); give trust= the PEM file of the authority that signs them, and certificates that name "
+                        + "the address the service uses (" + config.endpoints().get(0).getHost() + ")";
             }
         }
         return null;

@@ -493,6 +493,11 @@ public final class EtcdLeaseService implements LeaseService {
                     releaseQuietly(lease);
                 }
             }
+        } catch (LeaseServiceUnavailableException e) {
+            if (!retryLater(p, e)) {
+                forget(p);
+                p.future.completeExceptionally(e);
+            }
         } catch (LeaseException e) {
             forget(p);
             p.future.completeExceptionally(e);
@@ -500,6 +505,23 @@ public final class EtcdLeaseService implements LeaseService {
             unregister(p);
             p.future.completeExceptionally(failure(e));
         }
+    }
+
+    /**
+     * A queued request that etcd did not answer while it was decided again (etcd restarting, its quorum lost, this
+     * process cut off) keeps its place until its wait ends: its queue entries live on with this front's etcd lease,
+     * and it is decided again a little later (of service time), and at the end of its wait, when it fails if etcd
+     * still does not answer. Returns false if its wait is over (the caller fails it).
+     */
+    private boolean retryLater(Pending p, LeaseServiceUnavailableException e) {
+        long now = time.nowMicros();
+        if (closed || now >= p.waitUntil) {
+            return false;
+        }
+        LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-7010 a queued request of {0} got no answer from etcd while it "
+                + "was decided again; it keeps its place and is decided again: {1}", describe(p.names), e.getMessage());
+        scheduleWake(p, Math.min(Micros.plus(now, WATCH_RETRY_MICROS), p.waitUntil));
+        return true;
     }
 
     private void withdraw(Pending p) {

@@ -267,13 +267,15 @@ final class EtcdStore implements AutoCloseable {
 
     /**
      * Watches every key of the prefix from the current revision on: {@code onName} gets the name of each change;
-     * {@code onGap} is called once when the watch failed (changes may have been missed: it fell behind a compaction,
-     * or etcd refused it); the caller starts it again.
+     * {@code onGap} is called once when the watch failed (changes may have been missed: a member or the network went
+     * away, it fell behind a compaction, or etcd refused it); the failed watch is closed at once, and the caller
+     * starts a new one (so that one watch, never several, serves the service, whatever jetcd would have resumed).
      */
     void watch(Consumer<String> onName, Runnable onGap) {
         if (closed) {
             return;
         }
+        Watch.Watcher[] self = new Watch.Watcher[1];
         Watch.Listener listener = Watch.listener((WatchResponse r) -> {
             for (WatchEvent e : r.getEvents()) {
                 String name = nameOf(e.getKeyValue().getKey());
@@ -287,9 +289,26 @@ final class EtcdStore implements AutoCloseable {
             }
             LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-7004 the etcd watch of prefix {0} failed ({1}): "
                     + "watching again and waking every queued request", prefix, String.valueOf(t));
+            closeFailed(self);
             onGap.run();
         });
-        watcher = client.getWatchClient().watch(bytes(prefix), WatchOption.builder().isPrefix(true).build(), listener);
+        synchronized (self) {
+            self[0] = client.getWatchClient().watch(bytes(prefix), WatchOption.builder().isPrefix(true).build(),
+                    listener);
+            watcher = self[0];
+        }
+    }
+
+    /**
+     * Closes a watch that failed: jetcd would otherwise resume it by itself after errors it deems passing, beside the
+     * new watch the service starts.
+     */
+    private static void closeFailed(Watch.Watcher[] self) {
+        synchronized (self) {
+            if (self[0] != null) {
+                self[0].close();
+            }
+        }
     }
 
     // ------------------------------------------------------------------------------------------------ calls
@@ -310,6 +329,10 @@ final class EtcdStore implements AutoCloseable {
     }
 
     private LeaseServiceUnavailableException unavailable(String what, String why, Throwable cause) {
+        String settings = EtcdFailures.explain(config, what, cause);
+        if (settings != null) {
+            return new LeaseServiceUnavailableException(null, settings, cause);
+        }
         return new LeaseServiceUnavailableException(null, "etcd at " + config.endpoints() + " did not complete the "
                 + what + " (" + why + "): the cluster may have lost its quorum, or this process is cut off from it; "
                 + "a write that got no answer may still take effect (a grant then stands until its deadline); retry "

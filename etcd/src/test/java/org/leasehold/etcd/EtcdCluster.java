@@ -25,6 +25,9 @@ public final class EtcdCluster implements AutoCloseable {
     private final int[] peerPorts;
     private final Process[] processes;
     private final String token;
+    private Path serverCertificate;
+    private Path serverKey;
+    private int[] metricsPorts;
 
     private EtcdCluster(String name, int size) {
         this.size = size;
@@ -39,12 +42,31 @@ public final class EtcdCluster implements AutoCloseable {
 
     /** Starts {@code size} members and waits until every one answers. */
     public static EtcdCluster start(String name, int size) {
-        EtcdCluster c = new EtcdCluster(name, size);
+        return start(new EtcdCluster(name, size));
+    }
+
+    /**
+     * Starts one member that serves its clients over TLS only ({@code https://}, with {@code certificate} and its
+     * PKCS#8 {@code key}, both PEM); its health is asked on a plain metrics port of its own.
+     */
+    public static EtcdCluster startSecured(String name, Path certificate, Path key) {
+        EtcdCluster c = new EtcdCluster(name, 1);
+        c.serverCertificate = certificate;
+        c.serverKey = key;
+        c.metricsPorts = new int[1];
+        return start(c);
+    }
+
+    private static EtcdCluster start(EtcdCluster c) {
+        int size = c.size;
         try {
             Files.createDirectories(c.dir);
             for (int i = 0; i < size; i++) {
                 c.clientPorts[i] = freePort();
                 c.peerPorts[i] = freePort();
+                if (c.metricsPorts != null) {
+                    c.metricsPorts[i] = freePort();
+                }
             }
             for (int i = 0; i < size; i++) {
                 c.startMember(i, true);
@@ -78,8 +100,8 @@ public final class EtcdCluster implements AutoCloseable {
         }
         List<String> cmd = new ArrayList<>(List.of(etcd(), "--name", "m" + i,
                 "--data-dir", dir.resolve("m" + i).toString(),
-                "--listen-client-urls", "http://127.0.0.1:" + clientPorts[i],
-                "--advertise-client-urls", "http://127.0.0.1:" + clientPorts[i],
+                "--listen-client-urls", clientUrl(i),
+                "--advertise-client-urls", clientUrl(i),
                 "--listen-peer-urls", "http://127.0.0.1:" + peerPorts[i],
                 "--initial-advertise-peer-urls", "http://127.0.0.1:" + peerPorts[i],
                 "--initial-cluster", initial.toString(),
@@ -90,9 +112,17 @@ public final class EtcdCluster implements AutoCloseable {
                 // Fast elections on loopback, so that the fault tests see a new leader within a second.
                 "--heartbeat-interval", "50", "--election-timeout", "500",
                 "--log-outputs", "stderr"));
+        if (serverCertificate != null) {
+            cmd.addAll(List.of("--cert-file", serverCertificate.toString(), "--key-file", serverKey.toString(),
+                    "--listen-metrics-urls", "http://127.0.0.1:" + metricsPorts[i]));
+        }
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("m" + i + ".log").toFile()));
         processes[i] = pb.start();
+    }
+
+    private String clientUrl(int i) {
+        return (serverCertificate != null ? "https" : "http") + "://127.0.0.1:" + clientPorts[i];
     }
 
     private static String etcd() {
@@ -130,7 +160,7 @@ public final class EtcdCluster implements AutoCloseable {
     }
 
     private boolean healthy(int i) {
-        try (Socket s = new Socket("127.0.0.1", clientPorts[i])) {
+        try (Socket s = new Socket("127.0.0.1", metricsPorts != null ? metricsPorts[i] : clientPorts[i])) {
             s.setSoTimeout(2_000);
             s.getOutputStream().write(("GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").getBytes(
                     java.nio.charset.StandardCharsets.US_ASCII));
@@ -141,11 +171,32 @@ public final class EtcdCluster implements AutoCloseable {
         }
     }
 
+    /**
+     * A gauge or counter of member {@code i}'s Prometheus metrics ({@code /metrics}), for example
+     * {@code etcd_debugging_mvcc_watcher_total}; -1 if the member does not answer or has no such metric.
+     */
+    public double metric(int i, String name) {
+        try (Socket s = new Socket("127.0.0.1", clientPorts[i])) {
+            s.setSoTimeout(5_000);
+            s.getOutputStream().write(("GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").getBytes(
+                    java.nio.charset.StandardCharsets.US_ASCII));
+            String answer = new String(s.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            for (String line : answer.split("\n")) {
+                if (line.startsWith(name + " ")) {
+                    return Double.parseDouble(line.substring(name.length() + 1).trim());
+                }
+            }
+            return -1;
+        } catch (IOException | NumberFormatException e) {
+            return -1;
+        }
+    }
+
     /** The client URLs of every member. */
     public List<URI> endpoints() {
         List<URI> out = new ArrayList<>();
         for (int i = 0; i < size; i++) {
-            out.add(URI.create("http://127.0.0.1:" + clientPorts[i]));
+            out.add(URI.create(clientUrl(i)));
         }
         return out;
     }
@@ -201,6 +252,11 @@ public final class EtcdCluster implements AutoCloseable {
         }
     }
 
+    /** Where the members keep their data and logs (for files that belong with them, such as certificates). */
+    public Path dir() {
+        return dir;
+    }
+
     /** Starts a killed member again, on its data directory and ports, and waits until the cluster is healthy. */
     public void restart(int i) {
         try {
@@ -211,10 +267,24 @@ public final class EtcdCluster implements AutoCloseable {
         awaitHealthy(i);
     }
 
+    /** Stops every member and deletes their data (etcd preallocates 64 MB of log per member); their logs stay. */
     @Override
     public void close() {
         for (int i = 0; i < size; i++) {
             kill(i);
+        }
+        for (int i = 0; i < size; i++) {
+            Path data = dir.resolve("m" + i);
+            if (!Files.exists(data)) {
+                continue;
+            }
+            try (java.util.stream.Stream<Path> files = Files.walk(data)) {
+                for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(p);
+                }
+            } catch (IOException e) {
+                // best effort: the data is under target/ and goes with it
+            }
         }
     }
 }

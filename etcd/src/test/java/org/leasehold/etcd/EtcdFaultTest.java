@@ -150,6 +150,9 @@ class EtcdFaultTest {
                 cluster.restart(other);
             });
             await(safe, "the kept lease reported safe once the quorum was back: " + events);
+            assertEquals(List.of(SessionEvent.Type.JEOPARDY, SessionEvent.Type.SAFE),
+                    events.stream().map(SessionEvent::type).toList(), "jeopardy once, then safe; never expired");
+            assertTrue(events.get(0).detail().contains("etcd at"), "jeopardy says etcd did not answer: " + events);
             assertTrue(keeperFront.check("kept/1", kept.grant("kept/1").generation()), "still held after the outage");
             k.release(null, null);
         }

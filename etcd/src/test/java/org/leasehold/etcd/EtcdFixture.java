@@ -26,7 +26,10 @@ final class EtcdFixture implements LeaseFixture {
         this.time = time;
         this.config = EtcdConfig.defaults(cluster.endpoints()).withPrefix("test/" + UUID.randomUUID() + "/")
                 .withTimes(settings.maxLease(), settings.grace(), clockError, settings.quietPeriod())
-                .withLimits(settings.historyPerName(), settings.maxWaitersPerName());
+                .withLimits(settings.historyPerName(), settings.maxWaitersPerName())
+                // Generous: a new service's first call sets up its connection, which can take seconds on a loaded
+                // machine; nothing in the contract waits for a call to time out.
+                .withCallTimeout(Duration.ofSeconds(15));
         this.service = new EtcdLeaseService(config, time);
     }
 

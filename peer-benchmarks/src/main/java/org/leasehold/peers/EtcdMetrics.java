@@ -15,7 +15,8 @@ import java.util.Map;
 /**
  * What the etcd systems cost etcd, from etcd's own Prometheus counters ({@code /metrics} on its client URL), read when
  * a trial's measured window opens and when it closes: Raft proposals, key-value operations of its store (puts,
- * deletes, ranges, transactions, whoever made them: the client or etcd's lock service on its behalf), WAL
+ * deletes and ranges, the comparisons of transactions among them, whoever made them: the client or etcd's lock
+ * service on its behalf), WAL
  * {@code fsync}s, gRPC calls handled (by method) and the bytes its clients sent and received. Divided by the cycles
  * of the window, so a figure is per acquire + release.
  */
@@ -27,7 +28,6 @@ final class EtcdMetrics {
             new String[] {"puts", "etcd_mvcc_put_total", null},
             new String[] {"deletes", "etcd_mvcc_delete_total", null},
             new String[] {"ranges", "etcd_mvcc_range_total", null},
-            new String[] {"txns", "etcd_mvcc_txn_total", null},
             new String[] {"rpcs", "grpc_server_handled_total", null},
             new String[] {"Txn rpcs", "grpc_server_handled_total", "Txn"},
             new String[] {"Range rpcs", "grpc_server_handled_total", "Range"},

@@ -19,7 +19,6 @@ class EtcdMetricsTest {
             "etcd_mvcc_put_total 700",
             "etcd_mvcc_delete_total 300",
             "etcd_mvcc_range_total 2.5e+03",
-            "etcd_mvcc_txn_total 900",
             "grpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"Txn\",grpc_service=\"etcdserverpb.KV\",grpc_type=\"unary\"} 600",
             "grpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"Range\",grpc_service=\"etcdserverpb.KV\",grpc_type=\"unary\"} 50",
             "grpc_server_handled_total{grpc_code=\"Canceled\",grpc_method=\"Lock\",grpc_service=\"v3lockpb.Lock\",grpc_type=\"unary\"} 2",

@@ -1,6 +1,7 @@
 package org.leasehold.peers;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -17,11 +18,19 @@ import java.util.Map;
  * a trial's measured window opens and when it closes: Raft proposals, key-value operations of its store (puts,
  * deletes and ranges, the comparisons of transactions among them, whoever made them: the client or etcd's lock
  * service on its behalf), WAL
- * {@code fsync}s, gRPC calls handled (by method) and the bytes its clients sent and received. Divided by the cycles
- * of the window, so a figure is per acquire + release.
+ * {@code fsync}s, gRPC calls handled (by method), the bytes its clients sent and received, and the CPU time of etcd and
+ * of this process. Divided by the cycles of the window, so a figure is per acquire + release.
  */
 final class EtcdMetrics {
-    /** The counters read, in the order the tables show them: label, metric name, gRPC method or null. */
+    /** etcd's CPU time (user + system, all its threads), in µs. */
+    static final String ETCD_CPU = "etcd CPU µs";
+    /** The harness's own CPU time (every thread of this JVM: the client library, its callers, the collector), in µs. */
+    static final String CLIENT_CPU = "client CPU µs";
+
+    /**
+     * The counters read, in the order the tables show them: label, metric name (null: this JVM's CPU time), gRPC method
+     * or null.
+     */
     static final List<String[]> COUNTERS = List.of(
             new String[] {"proposals", "etcd_server_proposals_committed_total", null},
             new String[] {"fsyncs", "etcd_disk_wal_fsync_duration_seconds_count", null},
@@ -34,7 +43,9 @@ final class EtcdMetrics {
             new String[] {"Lock rpcs", "grpc_server_handled_total", "Lock"},
             new String[] {"Unlock rpcs", "grpc_server_handled_total", "Unlock"},
             new String[] {"bytes in", "etcd_network_client_grpc_received_bytes_total", null},
-            new String[] {"bytes out", "etcd_network_client_grpc_sent_bytes_total", null});
+            new String[] {"bytes out", "etcd_network_client_grpc_sent_bytes_total", null},
+            new String[] {ETCD_CPU, "process_cpu_seconds_total", null},
+            new String[] {CLIENT_CPU, null, null});
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final URI uri;
@@ -52,7 +63,11 @@ final class EtcdMetrics {
                 System.err.println("etcd metrics at " + uri + " answered HTTP " + r.statusCode() + ": no cost figures");
                 return Map.of();
             }
-            return parse(r.body());
+            Map<String, Double> m = parse(r.body());
+            if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+                m.put(CLIENT_CPU, os.getProcessCpuTime() / 1_000.0);
+            }
+            return m;
         } catch (IOException e) {
             System.err.println("etcd metrics at " + uri + " could not be read (" + e + "): no cost figures");
             return Map.of();
@@ -86,8 +101,8 @@ final class EtcdMetrics {
                 continue;
             }
             for (String[] c : COUNTERS) {
-                if (c[1].equals(name) && (c[2] == null || labels.contains("grpc_method=\"" + c[2] + "\""))) {
-                    out.merge(c[0], value, Double::sum);
+                if (name.equals(c[1]) && (c[2] == null || labels.contains("grpc_method=\"" + c[2] + "\""))) {
+                    out.merge(c[0], c[0].equals(ETCD_CPU) ? value * 1e6 : value, Double::sum);
                 }
             }
         }

@@ -27,6 +27,8 @@ class EtcdMetricsTest {
             "grpc_server_started_total{grpc_method=\"Txn\",grpc_service=\"etcdserverpb.KV\",grpc_type=\"unary\"} 601",
             "etcd_network_client_grpc_received_bytes_total 12345",
             "etcd_network_client_grpc_sent_bytes_total 54321",
+            "# TYPE process_cpu_seconds_total counter",
+            "process_cpu_seconds_total 12.5",
             "");
 
     @Test
@@ -40,6 +42,8 @@ class EtcdMetricsTest {
         assertEquals(100.0, m.get("Lock rpcs"));
         assertEquals(100.0, m.get("Unlock rpcs"));
         assertEquals(54321.0, m.get("bytes out"));
+        assertEquals(12_500_000.0, m.get(EtcdMetrics.ETCD_CPU), "seconds become µs");
+        assertEquals(0.0, m.get(EtcdMetrics.CLIENT_CPU), "the harness's CPU is not in etcd's text");
     }
 
     @Test

@@ -35,6 +35,13 @@ public final class PeerBenchmark implements Callable<Integer> {
     /** The systems that keep their locks in the etcd of {@code --etcd}; their cost to etcd is read from its counters. */
     static final List<String> ETCD_SYSTEMS = List.of("etcd", "leasehold-etcd", "etcd-txn");
 
+    /**
+     * Systems run only when named in {@code --systems}: the client variants with several connections, and the etcd
+     * backend with its plain-transaction floor (measured on their own, see docs/BENCHMARKS.md "etcd backend").
+     */
+    static final List<String> NAMED_ONLY = List.of("leasehold-conns", "leasehold-socket-conns", "leasehold-etcd",
+            "etcd-txn");
+
     @Option(names = "--leasehold", paramLabel = "HOST:PORT", description = "Leasehold lease server (gRPC); the "
             + "leasehold-socket systems use its socket transport, which it must serve (--socket-listen)")
     String leasehold;
@@ -65,7 +72,7 @@ public final class PeerBenchmark implements Callable<Integer> {
 
     @Option(names = "--systems", split = ",", paramLabel = "SYSTEM",
             description = "Systems to run, of ${COMPLETION-CANDIDATES}; default: every one given an address (java-socket-echo "
-                    + "and local-handoff need none) but leasehold-conns",
+                    + "and local-handoff need none) but the -conns variants, leasehold-etcd and etcd-txn",
             completionCandidates = SystemNames.class)
     List<String> systems;
     @Option(names = "--workloads", split = ",", paramLabel = "WORKLOAD", defaultValue = "uncontended,contended,single",
@@ -126,7 +133,7 @@ public final class PeerBenchmark implements Callable<Integer> {
             plan.add(Workload.named(w, threads, names, contendedNames));
         }
         List<String> chosen = systems != null ? systems
-                : ALL_SYSTEMS.stream().filter(s -> address(s) != null && !s.endsWith("-conns")).toList();
+                : ALL_SYSTEMS.stream().filter(s -> address(s) != null && !NAMED_ONLY.contains(s)).toList();
         for (String s : chosen) {
             if (!ALL_SYSTEMS.contains(s)) {
                 throw new CommandLine.ParameterException(new CommandLine(this), "unknown system '" + s + "'; use " + ALL_SYSTEMS);

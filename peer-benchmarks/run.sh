@@ -37,7 +37,7 @@ while [[ $# -gt 0 ]]; do
     --skip-build) build=0; shift ;;
     --servers) servers="${2:?--servers needs a list such as etcd or leasehold,redis}"; shift 2 ;;
     --) shift; harness_args=("$@"); break ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option '$1'; use --quick, --runs N, --duration D, --warmup D, --socket-spin-wait D, --skip-build, --servers LIST, or -- HARNESS-OPTIONS" >&2
        exit 2 ;;
   esac

@@ -2,15 +2,16 @@
 # The lease server against etcd, Redis, ZooKeeper and PostgreSQL on this machine (see docs/BENCHMARKS.md).
 #
 #   peer-benchmarks/run.sh [--quick] [--runs N] [--duration 20s] [--warmup 5s] [--socket-spin-wait 50us] [--skip-build]
-#                          [-- HARNESS-OPTIONS]
+#                          [--servers leasehold,redis,etcd,zookeeper,postgresql] [-- HARNESS-OPTIONS]
 #
 # Installs the Debian packages of the peers if they are missing (etcd-server, redis-server, zookeeper, postgresql-15;
 # needs root), builds the lease server and the harness, starts every server on 127.0.0.1 on free ports with its data
 # under peer-benchmarks/target/peers/, runs the harness, and stops everything on exit. Results (results.md,
 # results.csv, runs.csv, results.png and the servers' logs) go to peer-benchmarks/target/results/.
 # --socket-spin-wait sets the socket transport's active wait on both ends (the server's --socket-spin-wait and the
-# clients' spinWait; 0 turns it off). Anything after "--" goes to the harness as is (e.g. -- --systems leasehold,etcd);
-# `java -jar peer-benchmarks/target/peer-benchmarks.jar --help` lists its options.
+# clients' spinWait; 0 turns it off). --servers starts only the servers listed (default: all), e.g. --servers etcd for
+# the etcd systems alone (etcd, leasehold-etcd, etcd-txn). Anything after "--" goes to the harness as is (e.g.
+# -- --systems leasehold,etcd); `java -jar peer-benchmarks/target/peer-benchmarks.jar --help` lists its options.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,6 +25,7 @@ warmup=5s
 quick=()
 build=1
 spin_wait=50us
+servers=leasehold,redis,etcd,zookeeper,postgresql
 harness_args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -33,19 +35,34 @@ while [[ $# -gt 0 ]]; do
     --warmup) warmup="${2:?--warmup needs a duration such as 5s}"; shift 2 ;;
     --socket-spin-wait) spin_wait="${2:?--socket-spin-wait needs a duration such as 50us, or 0}"; shift 2 ;;
     --skip-build) build=0; shift ;;
+    --servers) servers="${2:?--servers needs a list such as etcd or leasehold,redis}"; shift 2 ;;
     --) shift; harness_args=("$@"); break ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "run.sh: unknown option '$1'; use --quick, --runs N, --duration D, --warmup D, --socket-spin-wait D, --skip-build, or -- HARNESS-OPTIONS" >&2
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown option '$1'; use --quick, --runs N, --duration D, --warmup D, --socket-spin-wait D, --skip-build, --servers LIST, or -- HARNESS-OPTIONS" >&2
        exit 2 ;;
   esac
 done
 
 log() { printf '[run.sh] %s\n' "$*" >&2; }
 
+for s in ${servers//,/ }; do
+  case "$s" in
+    leasehold|redis|etcd|zookeeper|postgresql) ;;
+    *) echo "run.sh: unknown server '$s' in --servers; use leasehold, redis, etcd, zookeeper, postgresql" >&2; exit 2 ;;
+  esac
+done
+serving() { [[ ",$servers," == *",$1,"* ]]; }
+
 # ---------------------------------------------------------------------------------------------- packages
 PG_BIN=/usr/lib/postgresql/15/bin
 missing=()
-for pkg in etcd-server redis-server zookeeper postgresql-15; do
+wanted=()
+tools=()
+serving etcd && wanted+=(etcd-server) && tools+=(/usr/bin/etcd)
+serving redis && wanted+=(redis-server) && tools+=(/usr/bin/redis-server)
+serving zookeeper && wanted+=(zookeeper) && tools+=(/usr/share/java/zookeeper.jar)
+serving postgresql && wanted+=(postgresql-15) && tools+=("$PG_BIN/initdb" "$PG_BIN/pg_ctl")
+for pkg in "${wanted[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if [[ ${#missing[@]} -gt 0 ]]; then
@@ -57,19 +74,25 @@ if [[ ${#missing[@]} -gt 0 ]]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >&2
 fi
-for tool in /usr/bin/etcd /usr/bin/redis-server /usr/share/java/zookeeper.jar "$PG_BIN/initdb" "$PG_BIN/pg_ctl"; do
+for tool in "${tools[@]}"; do
   [[ -e "$tool" ]] || { echo "run.sh: $tool is missing although its package is installed; reinstall the package" >&2; exit 1; }
 done
 # The packages start their own services where there is an init system: ours are separate instances on other ports.
 
 # ---------------------------------------------------------------------------------------------- build
-if [[ $build -eq 1 ]]; then
-  log "building the lease server and the harness"
-  (cd "$ROOT" && mvn -B -q -pl server,peer-benchmarks -am package -DskipTests)
-fi
 SERVER_JAR="$ROOT/server/target/leasehold-server.jar"
 HARNESS_JAR="$HERE/target/peer-benchmarks.jar"
-for jar in "$SERVER_JAR" "$HARNESS_JAR"; do
+jars=("$HARNESS_JAR")
+modules=peer-benchmarks
+if serving leasehold; then
+  jars+=("$SERVER_JAR")
+  modules=server,peer-benchmarks
+fi
+if [[ $build -eq 1 ]]; then
+  log "building $modules"
+  (cd "$ROOT" && mvn -B -q -pl "$modules" -am package -DskipTests)
+fi
+for jar in "${jars[@]}"; do
   [[ -f "$jar" ]] || { echo "run.sh: $jar is missing; run without --skip-build" >&2; exit 1; }
 done
 
@@ -131,20 +154,28 @@ ETCD_PEER_PORT=$(free_port)
 ZK_PORT=$(free_port)
 PG_PORT=$(free_port)
 
+addresses=()
+if serving redis; then
 log "starting redis on $REDIS_PORT"
 mkdir -p "$WORK/redis"
 # Snapshots off: lock keys are ephemeral, and a fork every minute under load would only slow Redis down.
 redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$WORK/redis" --save '' --appendonly no \
   --daemonize no --protected-mode yes --logfile "$WORK/redis.log" &
 pids+=($!)
+addresses+=(--redis "127.0.0.1:$REDIS_PORT")
+fi
 
+if serving etcd; then
 log "starting etcd on $ETCD_PORT"
 etcd --name peers --data-dir "$WORK/etcd" \
   --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
   --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
   --initial-cluster "peers=http://127.0.0.1:$ETCD_PEER_PORT" --log-outputs stderr >"$WORK/etcd.log" 2>&1 &
 pids+=($!)
+addresses+=(--etcd "http://127.0.0.1:$ETCD_PORT")
+fi
 
+if serving zookeeper; then
 log "starting zookeeper on $ZK_PORT"
 mkdir -p "$WORK/zookeeper"
 cat >"$WORK/zoo.cfg" <<EOF
@@ -158,7 +189,10 @@ EOF
 java -Xmx1g -cp /usr/share/java/zookeeper.jar org.apache.zookeeper.server.ZooKeeperServerMain "$WORK/zoo.cfg" \
   >"$WORK/zookeeper.log" 2>&1 &
 pids+=($!)
+addresses+=(--zookeeper "127.0.0.1:$ZK_PORT")
+fi
 
+if serving postgresql; then
 log "starting postgresql on $PG_PORT"
 mkdir -p "$WORK/pg"
 if [[ $(id -u) -eq 0 ]]; then chown postgres: "$WORK/pg"; fi
@@ -167,7 +201,10 @@ if [[ $(id -u) -eq 0 ]]; then chown postgres: "$WORK/pg"; fi
 pg_started=1
 "${as_postgres[@]}" "$PG_BIN/pg_ctl" -D "$WORK/pg/data" -l "$WORK/pg/postgresql.log" -w -t 60 \
   -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $WORK/pg -c max_connections=200" start >/dev/null
+addresses+=(--postgres "jdbc:postgresql://127.0.0.1:$PG_PORT/postgres")
+fi
 
+if serving leasehold; then
 log "starting the leasehold lease server"
 # No quiet period and no time mark: a fresh server that never granted anything has no earlier leases to outlast, and
 # nothing it grants outlives the run.
@@ -181,27 +218,30 @@ for ((i = 0; i < 300; i++)); do
 done
 LH_PORT=$(sed -n 's/^grpc=//p' "$WORK/leasehold.ports" 2>/dev/null || true)
 [[ -n "$LH_PORT" ]] || { echo "run.sh: the lease server did not start; see $WORK/leasehold.log" >&2; cat "$WORK/leasehold.log" >&2; exit 1; }
+addresses+=(--leasehold "127.0.0.1:$LH_PORT")
+fi
 
-wait_port redis "$REDIS_PORT" 30
-wait_port etcd "$ETCD_PORT" 30
-wait_port zookeeper "$ZK_PORT" 60
-wait_port leasehold "$LH_PORT" 30
+serving redis && wait_port redis "$REDIS_PORT" 30
+serving etcd && wait_port etcd "$ETCD_PORT" 30
+serving zookeeper && wait_port zookeeper "$ZK_PORT" 60
+serving leasehold && wait_port leasehold "$LH_PORT" 30
 
 # ---------------------------------------------------------------------------------------------- harness
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 before=$(uptime)
 log "uptime before: $before"
+versions=()
+serving etcd && versions+=("etcd $(etcd --version 2>/dev/null | sed -n 's/^etcd Version: //p')")
+serving redis && versions+=("redis $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')")
+serving zookeeper && versions+=("zookeeper $(dpkg-query -W -f='${Version}' zookeeper)")
+serving postgresql && versions+=("postgresql $("$PG_BIN/postgres" --version | awk '{print $3}')")
 java -Djava.awt.headless=true -Xmx2g -jar "$HARNESS_JAR" \
-  --leasehold "127.0.0.1:$LH_PORT" \
-  --redis "127.0.0.1:$REDIS_PORT" \
-  --etcd "http://127.0.0.1:$ETCD_PORT" \
-  --zookeeper "127.0.0.1:$ZK_PORT" \
-  --postgres "jdbc:postgresql://127.0.0.1:$PG_PORT/postgres" \
+  "${addresses[@]}" \
   --runs "$runs" --duration "$duration" --warmup "$warmup" "${quick[@]}" \
   --leasehold-spin-wait "$spin_wait" \
   --out "$OUT" \
   --note "machine: $(nproc) cores ($cpu); clients and servers share them" \
-  --note "versions: etcd $(etcd --version 2>/dev/null | sed -n 's/^etcd Version: //p'), redis $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), zookeeper $(dpkg-query -W -f='${Version}' zookeeper), postgresql $("$PG_BIN/postgres" --version | awk '{print $3}')" \
+  --note "versions: $(IFS=,; echo "${versions[*]}" | sed 's/,/, /g')" \
   --note "uptime before: $before" \
   "${harness_args[@]}"
 after=$(uptime)

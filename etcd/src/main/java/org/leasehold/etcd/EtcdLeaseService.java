@@ -83,6 +83,8 @@ public final class EtcdLeaseService implements LeaseService {
     private static final long NONE = Long.MIN_VALUE;
     private static final int MAX_ROUNDS = 10_000;
     private static final long WATCH_RETRY_MICROS = 200_000;
+    /** Most name records remembered as this service last wrote them (see {@link #written}). */
+    private static final int WRITTEN_LIMIT = 16_384;
 
     private final EtcdConfig config;
     private final TimeSource time;
@@ -100,7 +102,18 @@ public final class EtcdLeaseService implements LeaseService {
     private final Map<String, Set<Pending>> waiting = new ConcurrentHashMap<>();
     private final Set<Pending> allWaiting = ConcurrentHashMap.newKeySet();
     private final TimeSource.Timer openTimer;
+    /**
+     * The name records this service wrote last for leases it granted and did not release yet, as written, with the
+     * revision of the write. A renewal, upgrade, hold or release of such a lease decides on the remembered record and
+     * commits only if the record is still at that revision, without reading it first: one round trip instead of two.
+     * If anything wrote the name since (or the lease is not in the record), it reads and decides as usual.
+     */
+    private final Map<String, Written> written = new ConcurrentHashMap<>();
     private volatile boolean closed;
+
+    /** A name record as this service wrote it: its encoding and the revision of the transaction that wrote it. */
+    private record Written(byte[] value, long revision) {
+    }
 
     /** A request on its way: tried at once, then (if it may wait) queued in etcd and tried again when woken. */
     private static final class Pending {
@@ -754,6 +767,7 @@ public final class EtcdLeaseService implements LeaseService {
         Instant[] floors = new Instant[p.names.length];
         Instant[] writable = new Instant[p.names.length];
         org.leasehold.lease.Predecessor[] preds = new org.leasehold.lease.Predecessor[p.names.length];
+        byte[][] values = new byte[p.names.length][];
         for (int i = 0; i < p.names.length; i++) {
             NameRecord rec = reads.get(p.names[i]).record();
             ids[i] = new CorrelationId(idHigh, idCounter.incrementAndGet());
@@ -773,8 +787,9 @@ public final class EtcdLeaseService implements LeaseService {
             h.nameCount = p.names.length;
             rec.holders.add(h);
             rec.generation = NameRecord.PENDING;
+            values[i] = rec.encode();
             compares.add(store.unchanged(rec));
-            ops.add(store.put(rec));
+            ops.add(store.put(rec.name, values[i]));
             if (p.registered) {
                 compares.add(store.exists(store.waiterKey(p.names[i], p.id)));
                 ops.add(store.deleteWaiter(p.names[i], p.id));
@@ -787,6 +802,7 @@ public final class EtcdLeaseService implements LeaseService {
         List<LeaseGrant> grants = new ArrayList<>(p.names.length);
         for (int i = 0; i < p.names.length; i++) {
             grants.add(new LeaseGrant(p.names[i], revision, ids[i], floors[i], writable[i], preds[i]));
+            remember(p.names[i], values[i], revision);
         }
         return new Lease(p.request.holder(), p.request.mode(), p.request.kind(), grantedAt, Micros.toInstant(deadline),
                 grants);
@@ -930,28 +946,65 @@ public final class EtcdLeaseService implements LeaseService {
         T apply(NameRecord.Holder[] holders, Map<String, EtcdStore.Read> reads, long now) throws LeaseException;
     }
 
-    private <T> T change(Lease lease, String what, Change<T> change, java.util.function.Function<Long, T> result)
-            throws LeaseException {
+    /**
+     * Reads the lease's names and applies {@code change} to them in one transaction, again until nothing changed them
+     * between the read and the commit. The first round decides on the records this service wrote last, if it
+     * remembers them all (see {@link #written}), and skips the read: any doubt (a name written since, an error, an
+     * early answer) is settled by reading. {@code ends} says the lease ends with the change (its records are then
+     * forgotten).
+     */
+    private <T> T change(Lease lease, String what, boolean ends, Change<T> change,
+            java.util.function.Function<Long, T> result) throws LeaseException {
         if (lease == null) {
             throw new InvalidLeaseRequestException(Reason.NULL_ARGUMENT, "the lease is null");
         }
+        Map<String, EtcdStore.Read> remembered = remembered(lease);
         for (int round = 0; round < MAX_ROUNDS; round++) {
             ensureOpen();
-            Map<String, EtcdStore.Read> reads = store.read(lease.names(), initialFloor);
+            boolean fromMemory = remembered != null;
+            Map<String, EtcdStore.Read> reads = fromMemory ? remembered : store.read(lease.names(), initialFloor);
+            remembered = null;
+            // As after a read, the clock is read after the snapshot: the remembered records are as etcd had them at
+            // their revision, before this instant, and the commit fails if they are not current.
             long now = time.nowMicros();
-            NameRecord.Holder[] holders = find(lease, reads, now);
-            T early = change.apply(holders, reads, now);
+            T early;
+            try {
+                NameRecord.Holder[] holders = find(lease, reads, now);
+                early = change.apply(holders, reads, now);
+            } catch (LeaseException e) {
+                if (fromMemory) {
+                    continue;
+                }
+                throw e;
+            }
             if (early != null) {
+                if (fromMemory) {
+                    continue;
+                }
                 return early;
             }
             List<Cmp> compares = new ArrayList<>();
             List<Op> ops = new ArrayList<>();
+            Map<String, byte[]> values = new LinkedHashMap<>();
             for (EtcdStore.Read r : reads.values()) {
+                byte[] value = r.record().encode();
+                values.put(r.record().name, value);
                 compares.add(store.unchanged(r.record()));
-                ops.add(store.put(r.record()));
+                ops.add(store.put(r.record().name, value));
             }
-            if (store.commit(compares, ops, what) >= 0) {
+            long revision = store.commit(compares, ops, what);
+            if (revision >= 0) {
+                for (Map.Entry<String, byte[]> v : values.entrySet()) {
+                    if (ends) {
+                        written.remove(v.getKey());
+                    } else {
+                        remember(v.getKey(), v.getValue(), revision);
+                    }
+                }
                 return result.apply(now);
+            }
+            for (String n : lease.names()) {
+                written.remove(n);
             }
         }
         throw new LeaseServiceUnavailableException(null, "the names of " + lease.describe() + " changed under every one "
@@ -961,7 +1014,7 @@ public final class EtcdLeaseService implements LeaseService {
     @Override
     public Lease upgrade(Lease lease, Instant deadline) throws LeaseException {
         long[] newDeadline = new long[1];
-        return change(lease, "upgrade", (holders, reads, now) -> {
+        return change(lease, "upgrade", false, (holders, reads, now) -> {
             NameRecord.Holder first = holders[0];
             boolean full = true;
             for (NameRecord.Holder h : holders) {
@@ -998,7 +1051,7 @@ public final class EtcdLeaseService implements LeaseService {
         checkMetadata(metadata);
         long[] newDeadline = new long[1];
         LeaseKind[] kind = new LeaseKind[1];
-        return change(lease, "renew", (holders, reads, now) -> {
+        return change(lease, "renew", false, (holders, reads, now) -> {
             newDeadline[0] = newDeadline(holders[0], deadline, now);
             kind[0] = holders[0].kind;
             List<LeaseGrant> grants = lease.grants();
@@ -1022,7 +1075,7 @@ public final class EtcdLeaseService implements LeaseService {
             throw new InvalidLeaseRequestException(Reason.NULL_ARGUMENT, "holdInDoubt needs an end");
         }
         long[] deadline = new long[1];
-        return change(lease, "hold in doubt", (holders, reads, now) -> {
+        return change(lease, "hold in doubt", false, (holders, reads, now) -> {
             for (NameRecord.Holder h : holders) {
                 if (h.kind != LeaseKind.FULL) {
                     throw new InvalidLeaseRequestException(Reason.NOT_FULL, lease.describe() + " is tentative: only a "
@@ -1053,7 +1106,7 @@ public final class EtcdLeaseService implements LeaseService {
 
     private Instant end(Lease lease, Instant watermark, String metadata) throws LeaseException {
         checkMetadata(metadata);
-        return change(lease, "release", (holders, reads, now) -> {
+        return change(lease, "release", true, (holders, reads, now) -> {
             NameRecord.Holder first = holders[0];
             long wm = NONE;
             if (watermark != null) {
@@ -1082,6 +1135,36 @@ public final class EtcdLeaseService implements LeaseService {
             }
             return null;
         }, Micros::toInstant);
+    }
+
+    /** Remembers {@code value} as this service's last write of {@code name}, at {@code revision}. */
+    private void remember(String name, byte[] value, long revision) {
+        if (written.size() >= WRITTEN_LIMIT && !written.containsKey(name)) {
+            // Leases that were never released (they expired, or their holders stopped) leave their records here.
+            written.clear();
+        }
+        written.put(name, new Written(value, revision));
+    }
+
+    /**
+     * The records of {@code lease}'s names as this service last wrote them, or null unless it remembers all and each
+     * has one holder (where several share a name, their grants and releases rewrite it: reading first is cheaper than
+     * a commit that fails).
+     */
+    private Map<String, EtcdStore.Read> remembered(Lease lease) {
+        Map<String, EtcdStore.Read> reads = new LinkedHashMap<>();
+        for (String n : lease.names()) {
+            Written w = written.get(n);
+            if (w == null) {
+                return null;
+            }
+            NameRecord rec = NameRecord.decode(n, w.value(), w.revision());
+            if (rec.holders.size() != 1) {
+                return null;
+            }
+            reads.put(n, new EtcdStore.Read(rec, List.of()));
+        }
+        return reads;
     }
 
     private void releaseQuietly(Lease lease) {

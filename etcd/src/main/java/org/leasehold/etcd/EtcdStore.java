@@ -193,7 +193,12 @@ final class EtcdStore implements AutoCloseable {
     }
 
     Op put(NameRecord rec) {
-        return Op.put(nameKey(rec.name), ByteSequence.from(rec.encode()), PutOption.DEFAULT);
+        return put(rec.name, rec.encode());
+    }
+
+    /** Writes {@code value}, a {@link NameRecord}'s encoding, as the record of {@code name}. */
+    Op put(String name, byte[] value) {
+        return Op.put(nameKey(name), ByteSequence.from(value), PutOption.DEFAULT);
     }
 
     Op putWaiter(String name, WaiterRecord w, long lease) {

@@ -4,8 +4,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 import picocli.CommandLine;
@@ -22,12 +24,23 @@ import org.leasehold.config.Check;
  */
 @Command(name = "peer-benchmark", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Cycles/s and acquire latency of Leasehold's lease server against etcd, Redis, ZooKeeper and "
-                + "PostgreSQL, every system under each workload in turn, run after run.")
+                + "PostgreSQL, and of Leasehold's etcd backend against etcd's own lock, every system under each "
+                + "workload in turn, run after run.")
 public final class PeerBenchmark implements Callable<Integer> {
     static final List<String> ALL_SYSTEMS = List.of("leasehold", "leasehold-socket", "leasehold-conns",
             "leasehold-socket-conns", "leasehold-echo", "leasehold-socket-echo", "redis-jedis",
-            "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping", "etcd", "zookeeper", "postgresql", "java-socket-echo",
-            "local-handoff");
+            "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping", "etcd", "leasehold-etcd", "etcd-txn", "zookeeper",
+            "postgresql", "java-socket-echo", "local-handoff");
+
+    /** The systems that keep their locks in the etcd of {@code --etcd}; their cost to etcd is read from its counters. */
+    static final List<String> ETCD_SYSTEMS = List.of("etcd", "leasehold-etcd", "etcd-txn");
+
+    /**
+     * Systems run only when named in {@code --systems}: the client variants with several connections, and the etcd
+     * backend with its plain-transaction floor (measured on their own, see docs/BENCHMARKS.md "etcd backend").
+     */
+    static final List<String> NAMED_ONLY = List.of("leasehold-conns", "leasehold-socket-conns", "leasehold-etcd",
+            "etcd-txn");
 
     @Option(names = "--leasehold", paramLabel = "HOST:PORT", description = "Leasehold lease server (gRPC); the "
             + "leasehold-socket systems use its socket transport, which it must serve (--socket-listen)")
@@ -42,7 +55,8 @@ public final class PeerBenchmark implements Callable<Integer> {
     String leaseholdSpinWait;
     @Option(names = "--redis", paramLabel = "HOST:PORT", description = "Redis server")
     String redis;
-    @Option(names = "--etcd", paramLabel = "URL", description = "etcd client URL, e.g. http://127.0.0.1:2379")
+    @Option(names = "--etcd", paramLabel = "URL", description = "etcd client URL, e.g. http://127.0.0.1:2379; etcd (jetcd's "
+            + "Lock), leasehold-etcd (Leasehold's etcd backend in this process) and etcd-txn (a plain etcd transaction) use it")
     String etcd;
     @Option(names = "--zookeeper", paramLabel = "HOST:PORT", description = "ZooKeeper server")
     String zookeeper;
@@ -58,7 +72,7 @@ public final class PeerBenchmark implements Callable<Integer> {
 
     @Option(names = "--systems", split = ",", paramLabel = "SYSTEM",
             description = "Systems to run, of ${COMPLETION-CANDIDATES}; default: every one given an address (java-socket-echo "
-                    + "and local-handoff need none) but leasehold-conns",
+                    + "and local-handoff need none) but the -conns variants, leasehold-etcd and etcd-txn",
             completionCandidates = SystemNames.class)
     List<String> systems;
     @Option(names = "--workloads", split = ",", paramLabel = "WORKLOAD", defaultValue = "uncontended,contended,single",
@@ -91,6 +105,10 @@ public final class PeerBenchmark implements Callable<Integer> {
     @Option(names = "--note", paramLabel = "TEXT", description = "A line about the machine, written into results.md")
     List<String> notes = new ArrayList<>();
 
+    /** The key prefix of leasehold-etcd in this invocation: its records carry the history of its earlier runs. */
+    private final String etcdPrefix = "peer-benchmark-"
+            + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 16) + "/";
+
     /** The system names, for picocli's help. */
     static final class SystemNames extends ArrayList<String> {
         SystemNames() {
@@ -115,7 +133,7 @@ public final class PeerBenchmark implements Callable<Integer> {
             plan.add(Workload.named(w, threads, names, contendedNames));
         }
         List<String> chosen = systems != null ? systems
-                : ALL_SYSTEMS.stream().filter(s -> address(s) != null && !s.endsWith("-conns")).toList();
+                : ALL_SYSTEMS.stream().filter(s -> address(s) != null && !NAMED_ONLY.contains(s)).toList();
         for (String s : chosen) {
             if (!ALL_SYSTEMS.contains(s)) {
                 throw new CommandLine.ParameterException(new CommandLine(this), "unknown system '" + s + "'; use " + ALL_SYSTEMS);
@@ -142,12 +160,21 @@ public final class PeerBenchmark implements Callable<Integer> {
             }
         }
         ResultTable table = new ResultTable();
+        EtcdMetrics etcdMetrics = etcd == null ? null : new EtcdMetrics(etcd);
+        Map<String, EtcdMetrics.Cost> costs = new LinkedHashMap<>();
         for (int run = 1; run <= runCount; run++) {
             for (Workload w : plan) {
                 for (String s : chosen) {
                     try (LockClient<?> client = open(s, w.threads())) {
-                        TrialResult r = TrialRunner.run(client, w, run, warm, measured);
+                        List<Map<String, Double>> window = new ArrayList<>();
+                        boolean counted = etcdMetrics != null && ETCD_SYSTEMS.contains(s);
+                        Runnable read = counted ? () -> window.add(etcdMetrics.read()) : () -> { };
+                        TrialResult r = TrialRunner.run(client, w, run, warm, measured, read, read);
                         table.add(r);
+                        if (counted) {
+                            costs.computeIfAbsent(w.label() + "/" + s, k -> new EtcdMetrics.Cost(w.label(), s))
+                                    .add(window.get(0), window.get(1), r.cycles());
+                        }
                         System.out.printf(Locale.ROOT, "run %d %-12s %-15s %10.0f cycles/s  p50 %9.1f µs  p99 %9.1f µs  "
                                         + "p99.9 %9.1f µs  errors %d%s%n", run, w.label(), s, r.cyclesPerSecond(),
                                 r.acquireMicros(50), r.acquireMicros(99), r.acquireMicros(99.9), r.errors(),
@@ -159,6 +186,9 @@ public final class PeerBenchmark implements Callable<Integer> {
         }
         String subtitle = runCount + (runCount == 1 ? " run" : " runs") + " × " + measured.toSeconds() + " s";
         Files.writeString(out.resolve("results.csv"), table.summaryCsv());
+        if (!costs.isEmpty()) {
+            Files.writeString(out.resolve("etcd-costs.csv"), EtcdMetrics.csv(List.copyOf(costs.values())));
+        }
         StringBuilder md = new StringBuilder("# Lease server against peers\n\n");
         md.append(String.format(Locale.ROOT, "%d run(s) of every system and workload, %d ms warm-up and %d ms measured each"
                 + " (before the first, %d ms of the first workload per system, not counted).%n%n", runCount, warm.toMillis(),
@@ -170,9 +200,17 @@ public final class PeerBenchmark implements Callable<Integer> {
             md.append("- ").append(n).append('\n');
         }
         md.append('\n').append(table.markdownTable()).append('\n').append(table.markdownGoals());
+        String etcdBackend = table.markdownEtcdBackend();
+        if (!etcdBackend.isEmpty()) {
+            md.append('\n').append(etcdBackend);
+        }
         String ceilings = table.markdownCeilings();
         if (!ceilings.isEmpty()) {
             md.append('\n').append(ceilings);
+        }
+        String etcdCosts = EtcdMetrics.markdown(List.copyOf(costs.values()));
+        if (!etcdCosts.isEmpty()) {
+            md.append('\n').append(etcdCosts);
         }
         Files.writeString(out.resolve("results.md"), md.toString());
         Charts.write(table, subtitle, out.resolve("results.png"));
@@ -187,7 +225,7 @@ public final class PeerBenchmark implements Callable<Integer> {
                  "leasehold-socket-echo" -> leasehold;
             case "redis-jedis", "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping" -> redis;
             case "java-socket-echo", "local-handoff" -> "in-process";
-            case "etcd" -> etcd;
+            case "etcd", "leasehold-etcd", "etcd-txn" -> etcd;
             case "zookeeper" -> zookeeper;
             case "postgresql" -> postgres;
             default -> null;
@@ -199,6 +237,7 @@ public final class PeerBenchmark implements Callable<Integer> {
             case "leasehold", "leasehold-socket", "leasehold-conns", "leasehold-socket-conns", "leasehold-echo",
                  "leasehold-socket-echo" -> "--leasehold";
             case "redis-jedis", "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping" -> "--redis";
+            case "etcd", "leasehold-etcd", "etcd-txn" -> "--etcd";
             default -> "--" + system.replace("postgresql", "postgres");
         };
     }
@@ -224,6 +263,8 @@ public final class PeerBenchmark implements Callable<Integer> {
             case "java-socket-echo" -> new JavaSocketEchoClient();
             case "local-handoff" -> new LocalHandoffClient();
             case "etcd" -> new EtcdLockClient(etcd);
+            case "leasehold-etcd" -> new LeaseholdEtcdLockClient(etcd, etcdPrefix);
+            case "etcd-txn" -> new EtcdTxnLockClient(etcd);
             case "zookeeper" -> new CuratorLockClient(zookeeper);
             case "postgresql" -> new PostgresLockClient(postgres, postgresUser, postgresPool);
             default -> throw new IllegalArgumentException("unknown system " + system);

@@ -34,6 +34,15 @@ public final class ResultTable {
     private static final List<String> OVER_LOOPBACK = CEILINGS.stream().filter(c -> !c.equals("local-handoff")).toList();
 
     private static final List<String> REDIS = List.of("redis-jedis", "redis-lettuce");
+
+    /** Leasehold's etcd backend in the harness's process; judged against jetcd's {@code Lock} on the same etcd. */
+    static final String ETCD_BACKEND = "leasehold-etcd";
+    /** jetcd's {@code Lock} and {@code Unlock} (etcd's lock service): the peer the etcd backend must beat. */
+    static final String ETCD_LOCK = "etcd";
+    /** One plain etcd transaction to take a name and one to release it: the floor of a lock kept in etcd. */
+    static final String ETCD_TXN = "etcd-txn";
+    /** The etcd backend's goal against {@link #ETCD_LOCK}: this many times its cycles/s, and a lower acquire p99. */
+    static final double ETCD_BACKEND_RATIO = 1.5;
     private static final Comparator<Row> HIGHEST_RATE = Comparator.comparingDouble(Row::medianCyclesPerSecond).reversed();
     private static final Comparator<Row> LOWEST_P50 = Comparator.comparingDouble(Row::p50);
 
@@ -132,7 +141,56 @@ public final class ResultTable {
         for (String judged : JUDGED) {
             goals.addAll(goals(byKey, judged));
         }
+        goals.addAll(etcdBackendGoals(byKey));
         return goals;
+    }
+
+    /**
+     * The etcd backend's goals, in every workload both it and jetcd's {@code Lock} ran: at least
+     * {@link #ETCD_BACKEND_RATIO} times the cycles/s of the {@code Lock}, and a lower acquire p99.
+     */
+    private List<Goal> etcdBackendGoals(Map<String, Row> byKey) {
+        List<Goal> goals = new ArrayList<>();
+        for (Row l : rows()) {
+            Row lock = byKey.get(l.workload() + "/" + ETCD_LOCK);
+            if (!l.system().equals(ETCD_BACKEND) || lock == null) {
+                continue;
+            }
+            goals.add(ratio(ETCD_BACKEND + ": " + l.workload() + " ≥ " + ETCD_BACKEND_RATIO + "× jetcd Lock (" + ETCD_LOCK
+                    + ")", l, lock, ETCD_BACKEND_RATIO));
+            goals.add(new Goal(ETCD_BACKEND + ": " + l.workload() + ": acquire p99 below jetcd Lock's",
+                    String.format(Locale.ROOT, "%s vs %s", latency(l.p99()), latency(lock.p99())), l.p99() < lock.p99()));
+        }
+        return goals;
+    }
+
+    /**
+     * The etcd systems side by side, one line per workload: the etcd backend, jetcd's {@code Lock} and the plain
+     * transaction, cycles/s (median) and acquire p50/p99, each beside the {@code Lock}'s as a ratio. Empty unless the
+     * backend and the {@code Lock} both ran.
+     */
+    public String markdownEtcdBackend() {
+        Map<String, Row> byKey = byKey();
+        StringBuilder b = new StringBuilder();
+        for (Row l : rows()) {
+            Row lock = byKey.get(l.workload() + "/" + ETCD_LOCK);
+            if (!l.system().equals(ETCD_BACKEND) || lock == null) {
+                continue;
+            }
+            if (b.isEmpty()) {
+                b.append("| workload | system | cycles/s | / Lock | acquire p50 | / Lock | p99 | / Lock |\n")
+                        .append("|---|---|---:|---:|---:|---:|---:|---:|\n");
+            }
+            for (Row r : new Row[] {l, lock, byKey.get(l.workload() + "/" + ETCD_TXN)}) {
+                if (r == null) {
+                    continue;
+                }
+                b.append(String.format(Locale.ROOT, "| %s | %s | %s | ×%.2f | %s | ×%.2f | %s | ×%.2f |%n", r.workload(),
+                        r.system(), count(r.medianCyclesPerSecond()), r.medianCyclesPerSecond() / lock.medianCyclesPerSecond(),
+                        latency(r.p50()), r.p50() / lock.p50(), latency(r.p99()), r.p99() / lock.p99()));
+            }
+        }
+        return b.toString();
     }
 
     /** The goals for one Leasehold row; their names carry the row's system unless it is plain {@link #LEASEHOLD}. */

@@ -23,6 +23,15 @@ final class TrialRunner {
 
     static <H> TrialResult run(LockClient<H> client, Workload workload, int run, Duration warmup, Duration duration)
             throws InterruptedException {
+        return run(client, workload, run, warmup, duration, () -> { }, () -> { });
+    }
+
+    /**
+     * Like {@link #run(LockClient, Workload, int, Duration, Duration)}, calling {@code opened} just before the measured
+     * window opens and {@code closed} just after it closes (e.g. to read the server's counters).
+     */
+    static <H> TrialResult run(LockClient<H> client, Workload workload, int run, Duration warmup, Duration duration,
+                               Runnable opened, Runnable closed) throws InterruptedException {
         List<Histogram> histograms = new ArrayList<>();
         AtomicLong cycles = new AtomicLong();
         AtomicLong errors = new AtomicLong();
@@ -70,11 +79,13 @@ final class TrialRunner {
         }
         threads.forEach(Thread::start);
         Thread.sleep(warmup.toMillis());
+        opened.run();
         long begin = System.nanoTime();
         flag.phase = MEASURE;
         Thread.sleep(duration.toMillis());
         flag.phase = DONE;
         long end = System.nanoTime();
+        closed.run();
         for (Thread t : threads) {
             t.join(Duration.ofSeconds(60).toMillis());
             if (t.isAlive()) {

@@ -61,7 +61,7 @@ class EtcdModeIT {
     private static Path store;
     private static Path markers;
     private static Path war;
-    private static Path preboot;
+    private static Path postboot;
     private static Duration startup;
     private static String endpoint;
     private static String prefix;
@@ -74,7 +74,7 @@ class EtcdModeIT {
     static void prepare() throws IOException {
         micro = Path.of(property("leasehold.it.micro.dir"));
         dir = Path.of(property("leasehold.it.etcd.dir"));
-        startup = Duration.ofSeconds(Long.parseLong(property("leasehold.it.startupTimeout")));
+        startup = Duration.ofSeconds(Long.parseLong(property("leasehold.it.etcd.startupTimeout")));
         store = dir.resolve("store");
         markers = dir.resolve("markers");
         Files.createDirectories(store);
@@ -89,8 +89,8 @@ class EtcdModeIT {
                 .addClasses(CrashEjb.class, CrashGate.class, CrashServlet.class, ModeServlet.class, ParentWatchdog.class)
                 .addAsWebInfResource(EmptyAsset.INSTANCE, "beans.xml")
                 .as(ZipExporter.class).exportTo(war.toFile(), true);
-        preboot = dir.resolve("etcd-preboot.asadmin");
-        Files.writeString(preboot, String.join("\n",
+        postboot = dir.resolve("etcd-postboot.asadmin");
+        Files.writeString(postboot, String.join("\n",
                 "deploy --name leasehold " + micro.resolve("leasehold-etcd.rar"),
                 pool("leasehold-etcd", CrashEjb.FACTORY, LOG, WRITER, "etcd:" + endpoint + "?prefix=" + prefix,
                         ":MaxLeaseMillis=3000:GraceMillis=500:MaxClockErrorMillis=100:BucketMillis=100"
@@ -135,7 +135,10 @@ class EtcdModeIT {
         return v;
     }
 
-    /** Payara Micro on a persistent domain with the etcd flavour of the adapter and the test application. */
+    /**
+     * Payara Micro on a persistent domain (the crash test's server settings, automatic recovery on) with the etcd
+     * flavour of the adapter, its connection definitions and the database defined after boot, and the test application.
+     */
     private ServerProcess boot() throws Exception {
         boots++;
         Path log = dir.resolve("server-" + boots + ".log");
@@ -143,8 +146,8 @@ class EtcdModeIT {
         jvm.add("-Dleasehold.crash.markers=" + markers);
         List<String> options = List.of("--rootdir", dir.resolve("domain").toString(),
                 "--addLibs", micro.resolve("h2.jar").toString(),
-                "--prebootcommandfile", preboot.toString(),
-                "--postbootcommandfile", micro.resolve("crash-postboot.asadmin").toString(),
+                "--prebootcommandfile", micro.resolve("crash-preboot.asadmin").toString(),
+                "--postbootcommandfile", postboot.toString(),
                 "--deploy", war.toString());
         ServerProcess m = MicroProcess.start(micro.resolve("payara-micro.jar"), dir, log, jvm, options, startup);
         report.add(String.format("boot %d: ready in %d ms (server), %d ms from launch", boots, m.readyMillis(),

@@ -61,6 +61,28 @@ record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duratio
         return leaseService.substring(leaseService.indexOf(':') + 1).trim();
     }
 
+    /** Backend mode ({@code etcd:...}): the backend's scheme, such as {@code etcd}; null in the other modes. */
+    String backend() {
+        return embedded() || remote() ? null : LeaseBackends.scheme(leaseService);
+    }
+
+    /** Backend mode: where the backend's servers are, as given (before any {@code ?options}). */
+    String backendEndpoints() {
+        String rest = remoteServers();
+        int q = rest.indexOf('?');
+        return q < 0 ? rest : rest.substring(0, q);
+    }
+
+    /** {@link #leaseService} as it may be shown: a password among a backend's options replaced by {@code ***}. */
+    String leaseServiceShown() {
+        return shown(leaseService);
+    }
+
+    /** A {@code LeaseService} value as it may be shown (null stays null): any {@code password=} value is {@code ***}. */
+    static String shown(String leaseService) {
+        return leaseService == null ? null : leaseService.replaceAll("password=[^&;]*", "password=***");
+    }
+
     /** The identity of the runtime these settings need: everything that must agree for two factories to share one. */
     String runtimeKey() {
         return bagStoreRoot.toAbsolutePath().normalize() + "|" + log + "|" + leaseService + "|" + writerId;

@@ -28,9 +28,11 @@ import org.leasehold.time.TimeSource;
  *       names the file and the error.
  *   <li><b>leases</b>: embedded mode, this server still owns the log and its last ownership heartbeat succeeded
  *       (the engine grants only while they do); remote mode, every lease server answers a clock sample, asked at most
- *       once a second per server.
+ *       once a second per server; backend mode ({@code etcd:...}), the backend answers a read (an inspection of names
+ *       no lease can have), asked at most once a second.
  *   <li><b>clocks</b>: remote mode, every lease server's clock as last measured is within {@code MaxClockErrorMillis}
- *       of this server's (the rule the adapter refuses leases by); embedded mode has one clock and always passes.
+ *       of this server's (the rule the adapter refuses leases by); embedded mode has one clock and always passes, and
+ *       so does backend mode, whose deadlines are on this server's clock.
  * </ul>
  *
  * <p>Live unless the runtime can never serve again without a restart: another server took the log over (the
@@ -42,6 +44,8 @@ final class AdapterHealth {
 
     /** How long a probe's or a clock sample's result is reused. */
     private static final long REUSE_MICROS = 1_000_000L;
+    /** The name prefix a backend's probe inspects: no lease name has a control character, so it finds nothing. */
+    static final String PROBE_PREFIX = "\u0001leasehold-health";
 
     private final AdapterConfig config;
     private final String writer;
@@ -52,6 +56,7 @@ final class AdapterHealth {
     private final Path probe;
     private final Map<String, Sample> samples = new ConcurrentHashMap<>();
     private Sample lastProbe;
+    private Sample lastBackend;
     private volatile boolean closed;
 
     /** A result and when it was found. */
@@ -79,7 +84,7 @@ final class AdapterHealth {
         if (closed) {
             String stopped = "the adapter's runtime for log '" + config.log() + "' has stopped (the resource adapter "
                     + "was stopped or undeployed): deploy it again, or restart the server";
-            return new AdapterStatus(config.log(), writer, config.leaseService(),
+            return new AdapterStatus(config.log(), writer, config.leaseServiceShown(),
                     List.of(new AdapterStatus.Check(AdapterStatus.RUNTIME, false, stopped)), null);
         }
         List<AdapterStatus.Check> checks = new ArrayList<>();
@@ -90,17 +95,27 @@ final class AdapterHealth {
         checks.add(new AdapterStatus.Check(AdapterStatus.LEASES, service == null,
                 service == null ? leaseServiceFine() : service));
         String clock = clocks.status();
-        checks.add(new AdapterStatus.Check(AdapterStatus.CLOCKS, clock == null, clock == null
-                ? (config.embedded() ? "one clock: the embedded lease service runs on this server's"
-                        : "every lease server's clock is within MaxClockErrorMillis (" + config.maxClockError().toMillis()
-                                + " ms) of this server's")
-                : clock));
-        return new AdapterStatus(config.log(), writer, config.leaseService(), checks, notLive());
+        checks.add(new AdapterStatus.Check(AdapterStatus.CLOCKS, clock == null, clock == null ? clocksFine() : clock));
+        return new AdapterStatus(config.log(), writer, config.leaseServiceShown(), checks, notLive());
     }
 
     private String leaseServiceFine() {
-        return config.embedded() ? "embedded: this server owns log '" + config.log() + "' and grants its leases"
-                : "every lease server answers: " + config.remoteServers();
+        if (config.embedded()) {
+            return "embedded: this server owns log '" + config.log() + "' and grants its leases";
+        }
+        return config.remote() ? "every lease server answers: " + config.remoteServers()
+                : config.backend() + " at " + config.backendEndpoints() + " answers";
+    }
+
+    private String clocksFine() {
+        if (config.embedded()) {
+            return "one clock: the embedded lease service runs on this server's";
+        }
+        return config.remote() ? "every lease server's clock is within MaxClockErrorMillis ("
+                + config.maxClockError().toMillis() + " ms) of this server's"
+                : "nothing to compare: " + config.backend() + " keeps no clock, the deadlines are on this server's "
+                        + "(MaxClockErrorMillis, " + config.maxClockError().toMillis() + " ms, bounds the clock "
+                        + "difference between the servers that share " + config.backend() + ")";
     }
 
     private synchronized String storeProblem() {
@@ -166,8 +181,47 @@ final class AdapterHealth {
                     return s.problem();
                 }
             }
+            return null;
         }
-        return null;
+        return config.backend() == null ? null : backendProblem();
+    }
+
+    /**
+     * Backend mode: asks the backend now, so that one that does not answer when the runtime starts is logged at once
+     * ({@code LEASEHOLD-4701}) rather than at the first health check or transaction.
+     */
+    void probeBackend() {
+        if (config.backend() != null && !closed) {
+            backendProblem();
+        }
+    }
+
+    /**
+     * Backend mode: null while the backend answers a read, else why not; asked at most once a second, and logged when
+     * it stops answering and when it answers again.
+     */
+    private synchronized String backendProblem() {
+        long now = time.nowMicros();
+        if (lastBackend != null && now - lastBackend.atMicros() < REUSE_MICROS && now >= lastBackend.atMicros()) {
+            return lastBackend.problem();
+        }
+        String problem = null;
+        try {
+            leases.inspect(PROBE_PREFIX, 1);
+        } catch (RuntimeException e) {
+            problem = config.backend() + " at " + config.backendEndpoints() + " does not answer (" + e.getMessage()
+                    + "): no lease is granted until it does. Check that the " + config.backend() + " members run, "
+                    + "that this server reaches them, and the LeaseService options (TLS, user)";
+        }
+        boolean wasDown = lastBackend != null && lastBackend.problem() != null;
+        if (problem != null && !wasDown) {
+            LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4701 log {0}: {1}", config.log(), problem);
+        } else if (problem == null && wasDown) {
+            LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4702 log {0}: {1} at {2} answers again", config.log(),
+                    config.backend(), config.backendEndpoints());
+        }
+        lastBackend = new Sample(now, problem);
+        return problem;
     }
 
     private String notLive() {

@@ -118,11 +118,11 @@ public final class LeaseConnectionFactoryImpl implements LeaseConnectionFactory 
     @Override
     public AdapterStatus status() {
         String log = mcf.getLog();
-        String service = mcf.getLeaseService();
+        String service = AdapterConfig.shown(mcf.getLeaseService());
         try {
             AdapterConfig c = mcf.config();
             log = c.log();
-            service = c.leaseService();
+            service = c.leaseServiceShown();
             return mcf.runtime().status();
         } catch (ResourceException | RuntimeException e) {
             String reason = e instanceof ResourceException re ? adapterReason(re) : e.toString();

@@ -225,8 +225,8 @@ public final class LeaseholdManagedConnectionFactory
         return leaseService;
     }
 
-    @ConfigProperty(description = "'embedded' (one server owns the log) or 'remote:<host:port>[,...]' (a lease server)."
-            + " Default: embedded.")
+    @ConfigProperty(description = "'embedded' (one server owns the log), 'remote:<host:port>[,...]' (a lease server)"
+            + " or 'etcd:<host:port>[,...][?options]' (an etcd cluster; deploy leasehold-etcd.rar). Default: embedded.")
     public void setLeaseService(String v) {
         leaseService = v;
     }

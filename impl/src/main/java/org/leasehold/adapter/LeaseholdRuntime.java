@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 
 import org.leasehold.audit.AuditFormatException;
 import org.leasehold.audit.AuditSigner;
@@ -169,6 +170,13 @@ final class LeaseholdRuntime implements AutoCloseable {
         AdapterHealth health = new AdapterHealth(config, store.writerId(), leases, ownership,
                 leases instanceof RemoteLeaseService r ? ClockCheck.of(r, config.maxClockError(), metrics, time)
                         : ClockCheck.none(), time);
+        if (config.backend() != null) {
+            try {
+                work.execute(health::probeBackend);
+            } catch (RejectedExecutionException e) {
+                // The first health check asks instead.
+            }
+        }
         AdapterViews views = new AdapterViews(config.log(), store, time, work, config.viewBuildInterval());
         return new LeaseholdRuntime(config, store, leases, ownership, mark, journal, metrics, events, keeper, rm, health,
                 views);
@@ -220,8 +228,8 @@ final class LeaseholdRuntime implements AutoCloseable {
                     config.grace(), config.maxClockError(), config.processId() != null ? config.processId() : writer),
                     time, LeaseholdRuntime.class.getClassLoader());
         } catch (RuntimeException e) {
-            throw new RuntimeStartException("the lease service " + config.leaseService().replaceAll("password=[^&;]*",
-                    "password=***") + " could not be set up: " + e.getMessage(), e);
+            throw new RuntimeStartException("the lease service " + config.leaseServiceShown() + " could not be set up: "
+                    + e.getMessage(), e);
         }
     }
 

@@ -19,8 +19,10 @@ import jakarta.ejb.TransactionAttribute;
 import jakarta.ejb.TransactionAttributeType;
 import jakarta.transaction.TransactionManager;
 
+import org.leasehold.LeaseholdException;
 import org.leasehold.connector.LeaseConnection;
 import org.leasehold.connector.LeaseConnectionFactory;
+import org.leasehold.lease.Lease;
 
 /**
  * One JTA transaction over three resources: a row in the database, a Leasehold message, and optionally a
@@ -58,6 +60,22 @@ public class CrashEjb {
         if (g != null && !gateFirst) {
             enlist(g);
         }
+    }
+
+    /**
+     * Writes {@code text} as a message under the lease {@code name} (no database row) and returns the grant; with
+     * {@code fail}, then fails with a system exception, so that the container rolls the transaction back.
+     */
+    public Lease record(String name, String text, boolean fail) throws LeaseholdException {
+        Lease lease;
+        try (LeaseConnection c = leases.getConnection()) {
+            lease = c.acquire(name);
+            c.append(text.getBytes(StandardCharsets.UTF_8));
+        }
+        if (fail) {
+            throw new IllegalStateException("forced failure after appending '" + text + "'");
+        }
+        return lease;
     }
 
     /** Where the servers bind their transaction manager (not a standard name): Payara's, then WildFly's. */

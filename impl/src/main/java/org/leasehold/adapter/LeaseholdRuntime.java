@@ -1,6 +1,8 @@
 package org.leasehold.adapter;
 
 import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -14,6 +16,7 @@ import org.leasehold.audit.AuditSigner;
 import org.leasehold.audit.KeyFiles;
 import org.leasehold.audit.PublishedKeys;
 import org.leasehold.audit.ServiceKeys;
+import org.leasehold.audit.SigningKey;
 import org.leasehold.backend.LeaseBackend;
 import org.leasehold.backend.LeaseBackends;
 import org.leasehold.bag.BagStoreException;
@@ -79,7 +82,8 @@ final class LeaseholdRuntime implements AutoCloseable {
     static LeaseholdRuntime start(AdapterConfig config, TimeSource time, Executor work) throws RuntimeStartException {
         BagStoreConfig storeConfig = BagStoreConfig.builder(config.bagStoreRoot()).bucketWidth(config.bucketWidth())
                 .grace(config.grace()).maxClockError(config.maxClockError()).flushPolicy(config.flushPolicy())
-                .maxLeaseDuration(config.maxLease()).writerId(config.writerId()).build();
+                .maxLeaseDuration(config.maxLease()).writerId(config.writerId())
+                .signedTimeBound(config.signedTimeBound()).compactionInterval(config.compactionInterval()).build();
         FileBagStore store;
         try {
             store = FileBagStore.open(storeConfig.validate(), time);
@@ -186,17 +190,50 @@ final class LeaseholdRuntime implements AutoCloseable {
     }
 
     /**
-     * The embedded engine's signer: its key in {@code <root>/.leasehold/signing/<log>/<writer>/} (generated at the
-     * first start), published in {@code <root>/.leasehold/keys/} before it signs.
+     * The embedded engine's signer: the key of {@code SigningKeyFile} if one is configured, else its key in
+     * {@code <root>/.leasehold/signing/<log>/<writer>/} (generated at the first start); published in
+     * {@code <root>/.leasehold/keys/} before it signs.
+     *
+     * @throws RuntimeStartException the configured key file is missing, unreadable or not an Ed25519 private key
      */
     private static AuditSigner signer(NfsSafeFiles fs, AdapterConfig config, String writer, String serviceId,
-            TimeSource time) throws IOException, AuditFormatException {
+            TimeSource time) throws IOException, AuditFormatException, RuntimeStartException {
+        PublishedKeys published = new PublishedKeys(fs, config.bagStoreRoot(), writer);
+        AuditSigner signer;
+        if (config.signingKeyFile() != null) {
+            SigningKey key = configuredKey(config.signingKeyFile());
+            signer = new ServiceKeys(null, published, serviceId).start(key, Micros.of(config.maxClockError()),
+                    time.nowMicros());
+            LOG.log(System.Logger.Level.INFO, "LEASEHOLD-8201 the embedded engine of log {0} signs with key {1} of "
+                    + "SigningKeyFile {2}, published under {3}", config.log(), key.id(), config.signingKeyFile(),
+                    PublishedKeys.directory(config.bagStoreRoot()));
+            return signer;
+        }
         Path signing = config.bagStoreRoot().resolve(".leasehold").resolve("signing");
         fs.createDirectory(signing);
         fs.createDirectory(signing.resolve(config.log()));
         KeyFiles keys = new KeyFiles(fs, signing.resolve(config.log()).resolve(writer), writer, new SecureRandom());
-        ServiceKeys service = new ServiceKeys(keys, new PublishedKeys(fs, config.bagStoreRoot(), writer), serviceId);
+        ServiceKeys service = new ServiceKeys(keys, published, serviceId);
         return service.start(keys.current(), Micros.of(config.maxClockError()), time.nowMicros());
+    }
+
+    /** Reads the {@code SigningKeyFile}; a failure says which file, what is wrong and what to do. */
+    static SigningKey configuredKey(Path file) throws RuntimeStartException {
+        String remedy = ": create one with 'openssl genpkey -algorithm ed25519 -out " + file + "', readable by this "
+                + "server's user only, or remove SigningKeyFile so that the adapter generates its key";
+        try {
+            return KeyFiles.read(file);
+        } catch (NoSuchFileException e) {
+            throw new RuntimeStartException("SigningKeyFile " + file + " does not exist" + remedy, e);
+        } catch (AccessDeniedException e) {
+            throw new RuntimeStartException("SigningKeyFile " + file + " is not readable by this server's user: grant "
+                    + "it read access, or configure another key file", e);
+        } catch (IOException e) {
+            throw new RuntimeStartException("SigningKeyFile " + file + " could not be read (" + e + ")" + remedy, e);
+        } catch (AuditFormatException e) {
+            throw new RuntimeStartException("SigningKeyFile " + file + " is not an Ed25519 private key: "
+                    + e.getMessage(), e);
+        }
     }
 
     /** A client of the lease servers named in {@code LeaseService}, with the {@code RemoteOptions}. */

@@ -55,10 +55,12 @@ final class LeaseholdRuntime implements AutoCloseable {
     private final ResourceManager rm;
     private final AdapterHealth health;
     private final AdapterViews views;
+    /** Embedded mode with a generated key: adopts a rotated key file; else null. */
+    private final SigningKeyRotation rotation;
 
     private LeaseholdRuntime(AdapterConfig config, FileBagStore store, LeaseService leases, EmbeddedOwnership ownership,
             TimeMarkFiles mark, PrepareJournal journal, AdapterMetrics metrics, SessionEvents events, LeaseKeeper keeper,
-            ResourceManager rm, AdapterHealth health, AdapterViews views) {
+            ResourceManager rm, AdapterHealth health, AdapterViews views, SigningKeyRotation rotation) {
         this.config = config;
         this.store = store;
         this.leases = leases;
@@ -71,6 +73,7 @@ final class LeaseholdRuntime implements AutoCloseable {
         this.rm = rm;
         this.health = health;
         this.views = views;
+        this.rotation = rotation;
     }
 
     /**
@@ -106,6 +109,7 @@ final class LeaseholdRuntime implements AutoCloseable {
         LeaseService leases = null;
         EmbeddedLeaseService engine = null;
         AuditSigner signer = null;
+        SigningKeyRotation rotation = null;
         PrepareJournal journal;
         try {
             if (config.embedded()) {
@@ -120,7 +124,11 @@ final class LeaseholdRuntime implements AutoCloseable {
                 }
                 Duration quiet = Duration.between(base, ownership.grantableFrom());
                 String serviceId = "embedded/" + store.writerId() + "/" + config.log();
-                signer = signer(fs, config, store.writerId(), serviceId, time);
+                Signing signing = signer(fs, config, store.writerId(), serviceId, time);
+                signer = signing.signer();
+                if (signing.rotatable()) {
+                    rotation = new SigningKeyRotation(signing.keys(), signer, time, config.log());
+                }
                 engine = new EmbeddedLeaseService(EngineConfig.defaults()
                         .withServiceId(serviceId)
                         .withMaxLeaseDuration(config.maxLease()).withGrace(config.grace())
@@ -141,6 +149,9 @@ final class LeaseholdRuntime implements AutoCloseable {
             }
             if (leases != null) {
                 leases.close();
+            }
+            if (rotation != null) {
+                rotation.close();
             }
             if (signer != null) {
                 signer.close();
@@ -175,7 +186,7 @@ final class LeaseholdRuntime implements AutoCloseable {
                         : ClockCheck.none(), time);
         AdapterViews views = new AdapterViews(config.log(), store, time, work, config.viewBuildInterval());
         return new LeaseholdRuntime(config, store, leases, ownership, mark, journal, metrics, events, keeper, rm, health,
-                views);
+                views, rotation);
     }
 
     /**
@@ -196,25 +207,29 @@ final class LeaseholdRuntime implements AutoCloseable {
      *
      * @throws RuntimeStartException the configured key file is missing, unreadable or not an Ed25519 private key
      */
-    private static AuditSigner signer(NfsSafeFiles fs, AdapterConfig config, String writer, String serviceId,
+    private static Signing signer(NfsSafeFiles fs, AdapterConfig config, String writer, String serviceId,
             TimeSource time) throws IOException, AuditFormatException, RuntimeStartException {
         PublishedKeys published = new PublishedKeys(fs, config.bagStoreRoot(), writer);
-        AuditSigner signer;
         if (config.signingKeyFile() != null) {
             SigningKey key = configuredKey(config.signingKeyFile());
-            signer = new ServiceKeys(null, published, serviceId).start(key, Micros.of(config.maxClockError()),
-                    time.nowMicros());
+            ServiceKeys service = new ServiceKeys(null, published, serviceId);
+            AuditSigner signer = service.start(key, Micros.of(config.maxClockError()), time.nowMicros());
             LOG.log(System.Logger.Level.INFO, "LEASEHOLD-8201 the embedded engine of log {0} signs with key {1} of "
                     + "SigningKeyFile {2}, published under {3}", config.log(), key.id(), config.signingKeyFile(),
                     PublishedKeys.directory(config.bagStoreRoot()));
-            return signer;
+            return new Signing(service, signer, false);
         }
         Path signing = config.bagStoreRoot().resolve(".leasehold").resolve("signing");
         fs.createDirectory(signing);
         fs.createDirectory(signing.resolve(config.log()));
         KeyFiles keys = new KeyFiles(fs, signing.resolve(config.log()).resolve(writer), writer, new SecureRandom());
         ServiceKeys service = new ServiceKeys(keys, published, serviceId);
-        return service.start(keys.current(), Micros.of(config.maxClockError()), time.nowMicros());
+        return new Signing(service, service.start(keys.current(), Micros.of(config.maxClockError()),
+                time.nowMicros()), true);
+    }
+
+    /** The embedded engine's keys and signer; {@code rotatable} unless the key is a configured file. */
+    private record Signing(ServiceKeys keys, AuditSigner signer, boolean rotatable) {
     }
 
     /** Reads the {@code SigningKeyFile}; a failure says which file, what is wrong and what to do. */
@@ -310,6 +325,9 @@ final class LeaseholdRuntime implements AutoCloseable {
         metrics.unregister();
         if (ownership != null) {
             ownership.close();
+        }
+        if (rotation != null) {
+            rotation.close();
         }
         leases.close();
         if (leases instanceof EmbeddedLeaseService e && e.signer() != null) {

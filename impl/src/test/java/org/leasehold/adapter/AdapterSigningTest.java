@@ -21,6 +21,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.leasehold.audit.AuditVerifier;
 import org.leasehold.audit.FrameWitness;
+import org.leasehold.audit.KeyFiles;
+import org.leasehold.audit.KeyId;
 import org.leasehold.audit.KeySet;
 import org.leasehold.audit.PublishedKeys;
 import org.leasehold.audit.SigningKey;
@@ -90,6 +92,34 @@ class AdapterSigningTest {
                 assertFalse(s.anyMatch(p -> p.getFileName().toString().endsWith(".pem")),
                         "no key is generated when one is configured");
             }
+        }
+    }
+
+    /**
+     * An operator links the next key file of the engine's generated keys (as {@code leasehold keys rotate} does) while
+     * the adapter runs: within {@link SigningKeyRotation#CHECK_MICROS} it publishes the key and signs with it, with no
+     * restart, and the witnesses of both keys verify.
+     */
+    @Test
+    void anOperatorRotatesTheGeneratedKeyWhileTheAdapterRuns() throws Exception {
+        fx = new AdapterFixture("signing-key-rotation", mcf -> { });
+        transfer("account/1", "account/2");
+        KeyId first = witness(fx.messages().get(0), 0).witness().keyId();
+        Path dir = fx.root.resolve(".leasehold").resolve("signing").resolve("ledger").resolve("writer-a");
+        SigningKey next = new KeyFiles(new NfsSafeFiles(), dir, "operator", new SecureRandom()).next();
+        assertFalse(Files.exists(PublishedKeys.directory(fx.root).resolve(next.id() + ".key")));
+        fx.time.advance(Duration.ofSeconds(1));
+        transfer("account/2", "account/3");
+        assertEquals(first, witness(fx.messages().get(1), 0).witness().keyId(), "not before the next look");
+        fx.time.advance(Duration.ofMillis(SigningKeyRotation.CHECK_MICROS / 1_000));
+        assertTrue(Files.exists(PublishedKeys.directory(fx.root).resolve(next.id() + ".key")), "published");
+        transfer("account/3", "account/4");
+        List<Message> written = fx.messages();
+        assertEquals(next.id(), witness(written.get(2), 0).witness().keyId(), "the rotated key signs");
+        AuditVerifier verifier = new AuditVerifier(PublishedKeys.load(new NfsSafeFiles(),
+                PublishedKeys.directory(fx.root)));
+        for (Message m : written) {
+            assertEquals(List.of(), verifier.check(witness(m, 0)), m.toString());
         }
     }
 

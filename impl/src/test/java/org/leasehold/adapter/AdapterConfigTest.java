@@ -73,7 +73,8 @@ class AdapterConfigTest {
         assertEquals("SigningKeyFile is set, but LeaseService is 'remote:127.0.0.1:7400': only the embedded engine "
                 + "signs with the adapter's key; configure the key of the lease service instead, or remove "
                 + "SigningKeyFile", refused(() -> audit(root, "remote:127.0.0.1:7400", "/etc/k.pem", null, null)));
-        assertEquals("SigningKeyFile '/etc/a\u0000b' is not a valid path: Nul character not allowed", refused(() -> audit(root, null, "/etc/a\u0000b", null, null)));
+        assertEquals("SigningKeyFile '/etc/a\u0000b' is not a valid path: Nul character not allowed",
+                refused(() -> audit(root, null, "/etc/a\u0000b", null, null)));
     }
 
     @Test

@@ -32,9 +32,9 @@ import picocli.CommandLine.Spec;
  * line and a hint to {@code --help}).
  */
 @Command(name = "leasehold", mixinStandardHelpOptions = true, versionProvider = LeaseholdCli.Version.class,
-        description = "Inspect, seal, compact and verify the logs of a Leasehold bag store, build its views; "
-            + "inspect names on a lease server.",
-        subcommands = {LogCommand.class, ViewCommand.class, LeasesCommand.class, VerifyCommand.class,
+        description = "Inspect, seal, compact and verify the logs of a Leasehold bag store, build its views, "
+            + "manage its signing keys; inspect names on a lease server.",
+        subcommands = {LogCommand.class, ViewCommand.class, LeasesCommand.class, VerifyCommand.class, KeysCommand.class,
             CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:done", "1:runtime failure (store unreadable, server unreachable, ...)", "2:bad arguments"})

@@ -151,7 +151,12 @@ final class AuditedStore implements AutoCloseable {
 
     /** The data file of {@code a}. */
     Path file(Appended a) {
-        Path dir = root().resolve(a.log());
+        return file(root(), a);
+    }
+
+    /** The data file of {@code a} in the store at {@code root}. */
+    static Path file(Path root, Appended a) {
+        Path dir = root.resolve(a.log());
         Instant b = a.bucket();
         java.time.LocalDateTime t = java.time.LocalDateTime.ofEpochSecond(b.getEpochSecond(), 0,
                 java.time.ZoneOffset.UTC);
@@ -183,7 +188,17 @@ final class AuditedStore implements AutoCloseable {
             throw new AssertionError("a forgery in place needs bytes of the same length: " + was.length + " and "
                     + now.length);
         }
-        Path f = file(a);
+        replace(file(a), a, was, now);
+    }
+
+    /**
+     * Replaces {@code was} with {@code now} in the frame of {@code a} in data file {@code f}, and rewrites the frame's
+     * checksum.
+     */
+    static void replace(Path f, Appended a, byte[] was, byte[] now) throws IOException {
+        if (was.length != now.length) {
+            throw new AssertionError("a forgery in place needs bytes of the same length");
+        }
         byte[] all = Files.readAllBytes(f);
         int at = find(all, (int) a.offset(), a.length(), was);
         if (at < 0) {

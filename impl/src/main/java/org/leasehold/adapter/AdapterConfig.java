@@ -39,11 +39,16 @@ import org.leasehold.store.Names;
  *                              other branches are still completing
  * @param viewBuildInterval     how often the snapshots of the registered views are built; zero for never (the
  *                              application builds them)
+ * @param signingKeyFile        embedded mode: the PKCS #8 PEM file of the Ed25519 key the engine signs its witnesses
+ *                              and time answers with, or null for the key generated in the store's state
+ * @param signedTimeBound       how far a message's timestamp may lie from the signed time its witnesses carry
+ * @param compactionInterval    how often the store compacts the log in the background; zero for never
  */
 record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duration maxLease, Duration grace,
         Duration maxClockError, Duration bucketWidth, FlushPolicy flushPolicy, String writerId, String processId,
         Duration defaultWait, int maxNamesPerUnit, Duration minTimeLeftAtPrepare, Duration ownerTtl,
-        Map<String, String> remoteOptions, Duration inDoubtHold, Duration viewBuildInterval) {
+        Map<String, String> remoteOptions, Duration inDoubtHold, Duration viewBuildInterval, Path signingKeyFile,
+        Duration signedTimeBound, Duration compactionInterval) {
 
     static final String EMBEDDED = "embedded";
     private static final long DAY_MILLIS = Duration.ofDays(1).toMillis();
@@ -95,7 +100,8 @@ record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duratio
     static AdapterConfig from(String bagStoreRoot, String log, String leaseService, Long maxLeaseMillis,
             Long graceMillis, Long maxClockErrorMillis, Long bucketMillis, String flushPolicy, String writerId,
             String processId, Long defaultWaitMillis, Integer maxNamesPerUnit, Long minTimeLeftAtPrepareMillis,
-            Long ownerTtlMillis, String remoteOptions, Long inDoubtHoldMillis, Long viewBuildIntervalMillis) {
+            Long ownerTtlMillis, String remoteOptions, Long inDoubtHoldMillis, Long viewBuildIntervalMillis,
+            String signingKeyFile, Long signedTimeBoundMillis, Long compactionIntervalMillis) {
         Check.text("BagStoreRoot", bagStoreRoot, "give the directory of the bag store (a shared file system mount "
                 + "for a fleet), which must exist and be writable");
         Path root;
@@ -165,8 +171,39 @@ record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duratio
             throw new IllegalArgumentException("LeaseService '" + leaseService + "' names no server: use "
                     + "'remote:<host:port>[,<host:port>...]' or 'etcd:<host:port>[,<host:port>...]'");
         }
+        Path keyFile = signingKeyFile(signingKeyFile, mode);
+        Duration signedBound = millis("SignedTimeBoundMillis", signedTimeBoundMillis, 1_000, 1, 3_600_000,
+                "use 1 to 3600000 (one hour); the default is 1000: how far a message's timestamp may lie from the "
+                + "signed time its leases' witnesses carry");
+        String compactionRule = "use 0 (no background compaction; the default) or 1000 to 86400000 (one day)";
+        Duration compaction = millis("CompactionIntervalMillis", compactionIntervalMillis, 0, 0, DAY_MILLIS,
+                compactionRule);
+        if (!compaction.isZero() && compaction.toMillis() < 1_000) {
+            throw Check.invalid("CompactionIntervalMillis", compactionIntervalMillis, compactionRule);
+        }
         return new AdapterConfig(root, logName, mode, maxLease, grace, clockError, bucket, flush, writer, process, wait,
-                maxNames, minLeft, ttl, remoteOptions(remoteOptions), inDoubt, viewInterval);
+                maxNames, minLeft, ttl, remoteOptions(remoteOptions), inDoubt, viewInterval, keyFile, signedBound,
+                compaction);
+    }
+
+    /**
+     * The {@code SigningKeyFile} path, or null if unset. Only the embedded engine signs with the adapter's key: a lease
+     * server or backend signs with its own. The file itself is read when the runtime starts.
+     */
+    private static Path signingKeyFile(String text, String mode) {
+        if (text == null || text.isBlank()) {
+            return null;
+        }
+        if (!mode.equals(EMBEDDED)) {
+            throw new IllegalArgumentException("SigningKeyFile is set, but LeaseService is '" + mode + "': only the "
+                    + "embedded engine signs with the adapter's key; configure the key of the lease service instead, "
+                    + "or remove SigningKeyFile");
+        }
+        try {
+            return Path.of(text.trim());
+        } catch (InvalidPathException e) {
+            throw new IllegalArgumentException("SigningKeyFile '" + text + "' is not a valid path: " + e.getReason());
+        }
     }
 
     /**

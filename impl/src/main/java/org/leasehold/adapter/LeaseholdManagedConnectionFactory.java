@@ -40,7 +40,8 @@ public final class LeaseholdManagedConnectionFactory
     static final List<String> PROPERTIES = List.of("BagStoreRoot", "Log", "LeaseService", "MaxLeaseMillis",
             "GraceMillis", "MaxClockErrorMillis", "BucketMillis", "FlushPolicy", "WriterId", "ProcessId",
             "DefaultWaitMillis", "MaxNamesPerUnit", "MinTimeLeftAtPrepareMillis", "OwnerTtlMillis", "RemoteOptions",
-            "InDoubtHoldMillis", "ViewBuildIntervalMillis");
+            "InDoubtHoldMillis", "ViewBuildIntervalMillis", "SigningKeyFile", "SignedTimeBoundMillis",
+            "CompactionIntervalMillis");
 
     // Null until the container sets them: an unset property takes its MicroProfile Config value, else its default
     // (AdapterConfig). The annotations give no defaultValue, since a server sets a property to its annotated default,
@@ -62,6 +63,9 @@ public final class LeaseholdManagedConnectionFactory
     private String remoteOptions;
     private Long inDoubtHoldMillis;
     private Long viewBuildIntervalMillis;
+    private String signingKeyFile;
+    private Long signedTimeBoundMillis;
+    private Long compactionIntervalMillis;
 
     private transient LeaseholdResourceAdapter adapter;
     private transient PrintWriter logWriter;
@@ -87,7 +91,10 @@ public final class LeaseholdManagedConnectionFactory
                     mp.millis("MinTimeLeftAtPrepareMillis", minTimeLeftAtPrepareMillis),
                     mp.millis("OwnerTtlMillis", ownerTtlMillis), mp.text("RemoteOptions", remoteOptions),
                     mp.millis("InDoubtHoldMillis", inDoubtHoldMillis),
-                    mp.millis("ViewBuildIntervalMillis", viewBuildIntervalMillis));
+                    mp.millis("ViewBuildIntervalMillis", viewBuildIntervalMillis),
+                    mp.text("SigningKeyFile", signingKeyFile),
+                    mp.millis("SignedTimeBoundMillis", signedTimeBoundMillis),
+                    mp.millis("CompactionIntervalMillis", compactionIntervalMillis));
             logSupplied(c, mp.supplied());
             return c;
         } catch (IllegalArgumentException e) {
@@ -365,6 +372,37 @@ public final class LeaseholdManagedConnectionFactory
         viewBuildIntervalMillis = v;
     }
 
+    public String getSigningKeyFile() {
+        return signingKeyFile;
+    }
+
+    @ConfigProperty(description = "Embedded mode: the PEM file (PKCS #8, Ed25519, as 'openssl genpkey -algorithm "
+            + "ed25519' writes it) of the key the engine signs its lease witnesses with. Default: a key generated "
+            + "under <BagStoreRoot>/.leasehold/signing/.")
+    public void setSigningKeyFile(String v) {
+        signingKeyFile = v;
+    }
+
+    public Long getSignedTimeBoundMillis() {
+        return signedTimeBoundMillis;
+    }
+
+    @ConfigProperty(description = "How far, in milliseconds, a message's timestamp may lie from the signed time its "
+            + "leases' witnesses carry; an append beyond it is refused (1 to 3600000). Default: 1000.")
+    public void setSignedTimeBoundMillis(Long v) {
+        signedTimeBoundMillis = v;
+    }
+
+    public Long getCompactionIntervalMillis() {
+        return compactionIntervalMillis;
+    }
+
+    @ConfigProperty(description = "How often, in milliseconds, the adapter compacts the log's sealed buckets older "
+            + "than an hour into segments, in the background (0: never; else 1000 to 86400000). Default: 0.")
+    public void setCompactionIntervalMillis(Long v) {
+        compactionIntervalMillis = v;
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof LeaseholdManagedConnectionFactory f && Objects.equals(f.bagStoreRoot, bagStoreRoot)
@@ -378,7 +416,10 @@ public final class LeaseholdManagedConnectionFactory
                 && Objects.equals(f.minTimeLeftAtPrepareMillis, minTimeLeftAtPrepareMillis)
                 && Objects.equals(f.ownerTtlMillis, ownerTtlMillis) && Objects.equals(f.remoteOptions, remoteOptions)
                 && Objects.equals(f.inDoubtHoldMillis, inDoubtHoldMillis)
-                && Objects.equals(f.viewBuildIntervalMillis, viewBuildIntervalMillis);
+                && Objects.equals(f.viewBuildIntervalMillis, viewBuildIntervalMillis)
+                && Objects.equals(f.signingKeyFile, signingKeyFile)
+                && Objects.equals(f.signedTimeBoundMillis, signedTimeBoundMillis)
+                && Objects.equals(f.compactionIntervalMillis, compactionIntervalMillis);
     }
 
     @Override

@@ -1,6 +1,8 @@
 package org.leasehold.adapter;
 
 import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -15,6 +17,7 @@ import org.leasehold.audit.AuditSigner;
 import org.leasehold.audit.KeyFiles;
 import org.leasehold.audit.PublishedKeys;
 import org.leasehold.audit.ServiceKeys;
+import org.leasehold.audit.SigningKey;
 import org.leasehold.backend.LeaseBackend;
 import org.leasehold.backend.LeaseBackends;
 import org.leasehold.bag.BagStoreException;
@@ -53,10 +56,12 @@ final class LeaseholdRuntime implements AutoCloseable {
     private final ResourceManager rm;
     private final AdapterHealth health;
     private final AdapterViews views;
+    /** Embedded mode with a generated key: adopts a rotated key file; else null. */
+    private final SigningKeyRotation rotation;
 
     private LeaseholdRuntime(AdapterConfig config, FileBagStore store, LeaseService leases, EmbeddedOwnership ownership,
             TimeMarkFiles mark, PrepareJournal journal, AdapterMetrics metrics, SessionEvents events, LeaseKeeper keeper,
-            ResourceManager rm, AdapterHealth health, AdapterViews views) {
+            ResourceManager rm, AdapterHealth health, AdapterViews views, SigningKeyRotation rotation) {
         this.config = config;
         this.store = store;
         this.leases = leases;
@@ -69,6 +74,7 @@ final class LeaseholdRuntime implements AutoCloseable {
         this.rm = rm;
         this.health = health;
         this.views = views;
+        this.rotation = rotation;
     }
 
     /**
@@ -80,7 +86,8 @@ final class LeaseholdRuntime implements AutoCloseable {
     static LeaseholdRuntime start(AdapterConfig config, TimeSource time, Executor work) throws RuntimeStartException {
         BagStoreConfig storeConfig = BagStoreConfig.builder(config.bagStoreRoot()).bucketWidth(config.bucketWidth())
                 .grace(config.grace()).maxClockError(config.maxClockError()).flushPolicy(config.flushPolicy())
-                .maxLeaseDuration(config.maxLease()).writerId(config.writerId()).build();
+                .maxLeaseDuration(config.maxLease()).writerId(config.writerId())
+                .signedTimeBound(config.signedTimeBound()).compactionInterval(config.compactionInterval()).build();
         FileBagStore store;
         try {
             store = FileBagStore.open(storeConfig.validate(), time);
@@ -103,6 +110,7 @@ final class LeaseholdRuntime implements AutoCloseable {
         LeaseService leases = null;
         EmbeddedLeaseService engine = null;
         AuditSigner signer = null;
+        SigningKeyRotation rotation = null;
         PrepareJournal journal;
         try {
             if (config.embedded()) {
@@ -117,7 +125,11 @@ final class LeaseholdRuntime implements AutoCloseable {
                 }
                 Duration quiet = Duration.between(base, ownership.grantableFrom());
                 String serviceId = "embedded/" + store.writerId() + "/" + config.log();
-                signer = signer(fs, config, store.writerId(), serviceId, time);
+                Signing signing = signer(fs, config, store.writerId(), serviceId, time);
+                signer = signing.signer();
+                if (signing.rotatable()) {
+                    rotation = new SigningKeyRotation(signing.keys(), signer, time, config.log());
+                }
                 engine = new EmbeddedLeaseService(EngineConfig.defaults()
                         .withServiceId(serviceId)
                         .withMaxLeaseDuration(config.maxLease()).withGrace(config.grace())
@@ -138,6 +150,9 @@ final class LeaseholdRuntime implements AutoCloseable {
             }
             if (leases != null) {
                 leases.close();
+            }
+            if (rotation != null) {
+                rotation.close();
             }
             if (signer != null) {
                 signer.close();
@@ -179,7 +194,7 @@ final class LeaseholdRuntime implements AutoCloseable {
         }
         AdapterViews views = new AdapterViews(config.log(), store, time, work, config.viewBuildInterval());
         return new LeaseholdRuntime(config, store, leases, ownership, mark, journal, metrics, events, keeper, rm, health,
-                views);
+                views, rotation);
     }
 
     /**
@@ -194,17 +209,54 @@ final class LeaseholdRuntime implements AutoCloseable {
     }
 
     /**
-     * The embedded engine's signer: its key in {@code <root>/.leasehold/signing/<log>/<writer>/} (generated at the
-     * first start), published in {@code <root>/.leasehold/keys/} before it signs.
+     * The embedded engine's signer: the key of {@code SigningKeyFile} if one is configured, else its key in
+     * {@code <root>/.leasehold/signing/<log>/<writer>/} (generated at the first start); published in
+     * {@code <root>/.leasehold/keys/} before it signs.
+     *
+     * @throws RuntimeStartException the configured key file is missing, unreadable or not an Ed25519 private key
      */
-    private static AuditSigner signer(NfsSafeFiles fs, AdapterConfig config, String writer, String serviceId,
-            TimeSource time) throws IOException, AuditFormatException {
+    private static Signing signer(NfsSafeFiles fs, AdapterConfig config, String writer, String serviceId,
+            TimeSource time) throws IOException, AuditFormatException, RuntimeStartException {
+        PublishedKeys published = new PublishedKeys(fs, config.bagStoreRoot(), writer);
+        if (config.signingKeyFile() != null) {
+            SigningKey key = configuredKey(config.signingKeyFile());
+            ServiceKeys service = new ServiceKeys(null, published, serviceId);
+            AuditSigner signer = service.start(key, Micros.of(config.maxClockError()), time.nowMicros());
+            LOG.log(System.Logger.Level.INFO, "LEASEHOLD-8201 the embedded engine of log {0} signs with key {1} of "
+                    + "SigningKeyFile {2}, published under {3}", config.log(), key.id(), config.signingKeyFile(),
+                    PublishedKeys.directory(config.bagStoreRoot()));
+            return new Signing(service, signer, false);
+        }
         Path signing = config.bagStoreRoot().resolve(".leasehold").resolve("signing");
         fs.createDirectory(signing);
         fs.createDirectory(signing.resolve(config.log()));
         KeyFiles keys = new KeyFiles(fs, signing.resolve(config.log()).resolve(writer), writer, new SecureRandom());
-        ServiceKeys service = new ServiceKeys(keys, new PublishedKeys(fs, config.bagStoreRoot(), writer), serviceId);
-        return service.start(keys.current(), Micros.of(config.maxClockError()), time.nowMicros());
+        ServiceKeys service = new ServiceKeys(keys, published, serviceId);
+        return new Signing(service, service.start(keys.current(), Micros.of(config.maxClockError()),
+                time.nowMicros()), true);
+    }
+
+    /** The embedded engine's keys and signer; {@code rotatable} unless the key is a configured file. */
+    private record Signing(ServiceKeys keys, AuditSigner signer, boolean rotatable) {
+    }
+
+    /** Reads the {@code SigningKeyFile}; a failure says which file, what is wrong and what to do. */
+    static SigningKey configuredKey(Path file) throws RuntimeStartException {
+        String remedy = ": create one with 'openssl genpkey -algorithm ed25519 -out " + file + "', readable by this "
+                + "server's user only, or remove SigningKeyFile so that the adapter generates its key";
+        try {
+            return KeyFiles.read(file);
+        } catch (NoSuchFileException e) {
+            throw new RuntimeStartException("SigningKeyFile " + file + " does not exist" + remedy, e);
+        } catch (AccessDeniedException e) {
+            throw new RuntimeStartException("SigningKeyFile " + file + " is not readable by this server's user: grant "
+                    + "it read access, or configure another key file", e);
+        } catch (IOException e) {
+            throw new RuntimeStartException("SigningKeyFile " + file + " could not be read (" + e + ")" + remedy, e);
+        } catch (AuditFormatException e) {
+            throw new RuntimeStartException("SigningKeyFile " + file + " is not an Ed25519 private key: "
+                    + e.getMessage(), e);
+        }
     }
 
     /** A client of the lease servers named in {@code LeaseService}, with the {@code RemoteOptions}. */
@@ -281,6 +333,9 @@ final class LeaseholdRuntime implements AutoCloseable {
         metrics.unregister();
         if (ownership != null) {
             ownership.close();
+        }
+        if (rotation != null) {
+            rotation.close();
         }
         leases.close();
         if (leases instanceof EmbeddedLeaseService e && e.signer() != null) {

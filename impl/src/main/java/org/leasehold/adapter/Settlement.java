@@ -18,6 +18,7 @@ import org.leasehold.lease.LeaseExpiredException;
 import org.leasehold.lease.LeaseKind;
 import org.leasehold.lease.LeaseService;
 import org.leasehold.lease.LeaseServiceUnavailableException;
+import org.leasehold.time.Micros;
 import org.leasehold.time.TimeSource;
 
 /**
@@ -49,7 +50,7 @@ final class Settlement {
         this.clocks = clocks;
         this.units = units;
         this.readiness = readiness;
-        this.signedTimes = new SignedTimes(leases, time);
+        this.signedTimes = new SignedTimes(leases, time, Micros.of(config.signedTimeBound()));
     }
 
     /** The unit's lease stamps as its frame stores them: witnesses with a recent signed time attached. */

@@ -16,8 +16,9 @@ import org.leasehold.time.TimeSource;
 /**
  * Attaches a fresh signed time of the embedded engine to the witnesses of a frame, so that the store (and a verifier)
  * can compare the frame's timestamp with the lease service's time at the write, not only at the grant or the last
- * renewal. One signed time serves every commit for {@link #REUSE_MICROS}; then the next commit asks for a new one
- * (a batch's linger, a few hundred microseconds). Nothing happens when the lease service signs nothing.
+ * renewal. One signed time serves every commit for {@link #REUSE_MICROS}, or half the store's signed-time bound if that
+ * is less (so that a reused signed time is never what pushes a commit beyond the bound); then the next commit asks for
+ * a new one (a batch's linger, a few hundred microseconds). Nothing happens when the lease service signs nothing.
  */
 final class SignedTimes {
     private static final System.Logger LOG = System.getLogger(SignedTimes.class.getName());
@@ -26,13 +27,16 @@ final class SignedTimes {
 
     private final EmbeddedLeaseService engine;
     private final TimeSource time;
+    private final long reuseMicros;
     private final SecureRandom random = new SecureRandom();
     private volatile SignedTimeProof latest;
     private volatile long fetchedAt = Long.MIN_VALUE;
 
-    SignedTimes(LeaseService leases, TimeSource time) {
+    /** @param boundMicros the store's signed-time bound ({@code SignedTimeBoundMillis}) */
+    SignedTimes(LeaseService leases, TimeSource time, long boundMicros) {
         this.engine = leases instanceof EmbeddedLeaseService e && e.signer() != null ? e : null;
         this.time = time;
+        this.reuseMicros = Math.min(REUSE_MICROS, boundMicros / 2);
     }
 
     /** {@code stamps} with a recent signed time attached to every witness (the stamps as they are without one). */
@@ -64,7 +68,7 @@ final class SignedTimes {
     private SignedTimeProof current() {
         long now = time.nowMicros();
         SignedTimeProof t = latest;
-        if (t != null && now - fetchedAt < REUSE_MICROS && now >= fetchedAt) {
+        if (t != null && now - fetchedAt < reuseMicros && now >= fetchedAt) {
             return t;
         }
         byte[] nonce = new byte[16];

@@ -58,6 +58,26 @@ public final class ServiceKeys {
         return next.id();
     }
 
+    /**
+     * Rotates {@code signer} to the current key of the key files if another process linked a newer one (an operator's
+     * {@code leasehold keys rotate}): publishes it valid from {@code nowMicros} (nothing happens if it is published
+     * already) and only then signs with it. Returns the new key's id, or null if the signer's key is the current one
+     * (or the service has no key files).
+     */
+    public KeyId adoptLatest(AuditSigner signer, long nowMicros) throws IOException, AuditFormatException {
+        if (keyFiles == null) {
+            return null;
+        }
+        SigningKey current = keyFiles.current();
+        if (current.id().equals(signer.keyId())) {
+            return null;
+        }
+        published.publish(new PublishedKey(current.publicKey(), serviceId, nowMicros, Long.MAX_VALUE,
+                Long.MAX_VALUE));
+        signer.rotate(current);
+        return current.id();
+    }
+
     /** Revokes {@code id}: its statements signed at or after {@code atMicros} are flagged by verifiers. */
     public void revoke(KeyId id, long atMicros, String reason) throws IOException {
         published.revoke(id, atMicros, reason);

@@ -19,7 +19,7 @@ class AdapterConfigTest {
     /** The settings with the defaults, except the four given (null: the default). */
     private static AdapterConfig with(Path root, Long maxLease, Long grace, Integer maxNames, Long inDoubt) {
         return AdapterConfig.from(root.toString(), null, null, maxLease, grace, null, null, null, null, null, null,
-                maxNames, null, null, null, inDoubt, null);
+                maxNames, null, null, null, inDoubt, null, null, null, null);
     }
 
     @Test
@@ -37,7 +37,7 @@ class AdapterConfigTest {
         assertEquals("BagStoreRoot is not set: give the directory of the bag store (a shared file system mount for a "
                 + "fleet), which must exist and be writable",
                 refused(() -> AdapterConfig.from(" ", null, null, null, null, null, null, null, null, null, null, null,
-                        null, null, null, null, null)));
+                        null, null, null, null, null, null, null, null)));
     }
 
     @Test
@@ -55,6 +55,51 @@ class AdapterConfigTest {
 
     private static AdapterConfig views(Path root, Long intervalMillis) {
         return AdapterConfig.from(root.toString(), null, null, null, null, null, null, null, null, null, null, null,
-                null, null, null, null, intervalMillis);
+                null, null, null, null, intervalMillis, null, null, null);
+    }
+
+    /** The settings with the defaults, except the audit and compaction properties (null: the default). */
+    private static AdapterConfig audit(Path root, String service, String keyFile, Long bound, Long compaction) {
+        return AdapterConfig.from(root.toString(), null, service, null, null, null, null, null, null, null, null, null,
+                null, null, null, null, null, keyFile, bound, compaction);
+    }
+
+    @Test
+    void theSigningKeyFileIsForTheEmbeddedEngineOnly() throws Exception {
+        Path root = Files.createDirectories(Path.of("target", "adapter-config-test"));
+        assertEquals(null, audit(root, null, null, null, null).signingKeyFile());
+        assertEquals(Path.of("/etc/leasehold/engine.pem"), audit(root, null, " /etc/leasehold/engine.pem ", null, null)
+                .signingKeyFile());
+        assertEquals("SigningKeyFile is set, but LeaseService is 'remote:127.0.0.1:7400': only the embedded engine "
+                + "signs with the adapter's key; configure the key of the lease service instead, or remove "
+                + "SigningKeyFile", refused(() -> audit(root, "remote:127.0.0.1:7400", "/etc/k.pem", null, null)));
+        assertEquals("SigningKeyFile '/etc/a\u0000b' is not a valid path: Nul character not allowed",
+                refused(() -> audit(root, null, "/etc/a\u0000b", null, null)));
+    }
+
+    @Test
+    void theSignedTimeBoundIsOneMillisecondToAnHour() throws Exception {
+        Path root = Files.createDirectories(Path.of("target", "adapter-config-test"));
+        assertEquals(1_000, audit(root, null, null, null, null).signedTimeBound().toMillis());
+        assertEquals(1, audit(root, null, null, 1L, null).signedTimeBound().toMillis());
+        assertEquals(3_600_000, audit(root, null, null, 3_600_000L, null).signedTimeBound().toMillis());
+        String rule = "; use 1 to 3600000 (one hour); the default is 1000: how far a message's timestamp may lie from "
+                + "the signed time its leases' witnesses carry";
+        assertEquals("SignedTimeBoundMillis is 0" + rule, refused(() -> audit(root, null, null, 0L, null)));
+        assertEquals("SignedTimeBoundMillis is 3600001" + rule, refused(() -> audit(root, null, null, 3_600_001L,
+                null)));
+    }
+
+    @Test
+    void theCompactionIntervalIsZeroOrFromOneSecondToADay() throws Exception {
+        Path root = Files.createDirectories(Path.of("target", "adapter-config-test"));
+        assertEquals(0, audit(root, null, null, null, null).compactionInterval().toMillis());
+        assertEquals(1_000, audit(root, null, null, null, 1_000L).compactionInterval().toMillis());
+        assertEquals(86_400_000, audit(root, null, null, null, 86_400_000L).compactionInterval().toMillis());
+        String rule = "; use 0 (no background compaction; the default) or 1000 to 86400000 (one day)";
+        assertEquals("CompactionIntervalMillis is 999" + rule, refused(() -> audit(root, null, null, null, 999L)));
+        assertEquals("CompactionIntervalMillis is -1" + rule, refused(() -> audit(root, null, null, null, -1L)));
+        assertEquals("CompactionIntervalMillis is 86400001" + rule, refused(() -> audit(root, null, null, null,
+                86_400_001L)));
     }
 }

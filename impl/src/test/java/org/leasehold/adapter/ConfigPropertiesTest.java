@@ -24,7 +24,8 @@ class ConfigPropertiesTest {
     private static final Set<String> DOCUMENTED = new TreeSet<>(Set.of("BagStoreRoot", "Log", "LeaseService",
             "MaxLeaseMillis", "GraceMillis", "MaxClockErrorMillis", "BucketMillis", "FlushPolicy", "WriterId",
             "ProcessId", "DefaultWaitMillis", "MaxNamesPerUnit", "MinTimeLeftAtPrepareMillis", "OwnerTtlMillis",
-            "RemoteOptions", "InDoubtHoldMillis", "ViewBuildIntervalMillis"));
+            "RemoteOptions", "InDoubtHoldMillis", "ViewBuildIntervalMillis", "SigningKeyFile",
+            "SignedTimeBoundMillis", "CompactionIntervalMillis"));
 
     @Test
     void everyPropertyIsAnnotatedOnItsSetterWithTheDocumentedName() {

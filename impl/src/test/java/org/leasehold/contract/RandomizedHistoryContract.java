@@ -47,6 +47,19 @@ public abstract class RandomizedHistoryContract {
     /** Stops moving time (called after the workers are done). */
     protected abstract void stopMoving();
 
+    /**
+     * Lands a write the holder of {@code lease} chose at {@code chosen} while it was live; returns the timestamp the
+     * write is acknowledged with, or null if it was refused (the holder writes no more under this lease). By default
+     * nothing is stored and the chosen time is the write's.
+     */
+    protected Instant write(LeaseFixture fixture, Lease lease, Instant chosen) throws Exception {
+        return chosen;
+    }
+
+    /** Called once the history kept the invariants, with time stopped; a subclass checks what it stored. */
+    protected void afterHistory(long seed) throws Exception {
+    }
+
     private final List<LeaseHistoryChecker.Held> history = Collections.synchronizedList(new ArrayList<>());
     private final AtomicInteger committed = new AtomicInteger();
     private final AtomicInteger gaveUp = new AtomicInteger();
@@ -90,6 +103,7 @@ public abstract class RandomizedHistoryContract {
             for (NameStatus s : fixture.service().inspect("", 100)) {
                 assertTrue(s.waiters().isEmpty(), "no request left queued: " + s);
             }
+            afterHistory(seed);
         } finally {
             stopMoving();
             fixture.close();
@@ -182,6 +196,11 @@ public abstract class RandomizedHistoryContract {
                 if (t >= micros(lease.deadline()) || !now.isBefore(lease.deadline())) {
                     break;
                 }
+                Instant acknowledged = write(fixture, lease, instant(t));
+                if (acknowledged == null) {
+                    break;
+                }
+                t = micros(acknowledged);
                 for (LeaseHistoryChecker.Held h : held) {
                     h.writes.add(t);
                     h.writeTimes.add(now);

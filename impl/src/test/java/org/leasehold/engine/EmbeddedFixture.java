@@ -3,6 +3,7 @@ package org.leasehold.engine;
 import java.time.Duration;
 import java.time.Instant;
 
+import org.leasehold.audit.AuditSigner;
 import org.leasehold.contract.LeaseFixture;
 import org.leasehold.lease.LeaseService;
 import org.leasehold.time.ManualTimeSource;
@@ -13,6 +14,7 @@ public final class EmbeddedFixture implements LeaseFixture {
 
     private final ManualTimeSource time;
     private final EngineConfig config;
+    private final AuditSigner signer;
     private EmbeddedLeaseService service;
 
     public EmbeddedFixture(Settings settings) {
@@ -20,11 +22,18 @@ public final class EmbeddedFixture implements LeaseFixture {
     }
 
     public EmbeddedFixture(Settings settings, ManualTimeSource time) {
+        this(settings, time, null);
+    }
+
+    /** An engine whose witnesses {@code signer} signs (null: none), with the signer's service id. */
+    public EmbeddedFixture(Settings settings, ManualTimeSource time, AuditSigner signer) {
         this.time = time;
-        this.config = EngineConfig.defaults().withMaxLeaseDuration(settings.maxLease()).withGrace(settings.grace())
+        this.signer = signer;
+        EngineConfig c = EngineConfig.defaults().withMaxLeaseDuration(settings.maxLease()).withGrace(settings.grace())
                 .withQuietPeriod(settings.quietPeriod()).withHistoryPerName(settings.historyPerName())
                 .withMaxWaitersPerName(settings.maxWaitersPerName());
-        this.service = new EmbeddedLeaseService(config, time);
+        this.config = signer == null ? c : c.withServiceId(signer.serviceId());
+        this.service = new EmbeddedLeaseService(config, time, null, signer);
     }
 
     public ManualTimeSource time() {
@@ -55,7 +64,7 @@ public final class EmbeddedFixture implements LeaseFixture {
     @Override
     public void restart() {
         service.close();
-        service = new EmbeddedLeaseService(config, time);
+        service = new EmbeddedLeaseService(config, time, null, signer);
     }
 
     @Override

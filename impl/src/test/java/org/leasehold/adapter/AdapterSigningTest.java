@@ -1,0 +1,226 @@
+package org.leasehold.adapter;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyPairGenerator;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.List;
+import java.util.stream.Stream;
+
+import jakarta.resource.ResourceException;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.leasehold.audit.AuditVerifier;
+import org.leasehold.audit.FrameWitness;
+import org.leasehold.audit.KeyFiles;
+import org.leasehold.audit.KeyId;
+import org.leasehold.audit.KeySet;
+import org.leasehold.audit.PublishedKeys;
+import org.leasehold.audit.SigningKey;
+import org.leasehold.bag.Message;
+import org.leasehold.bag.StampedLease;
+import org.leasehold.connector.LeaseConnection;
+import org.leasehold.fs.NfsSafeFiles;
+import org.leasehold.store.FileBagStore;
+import org.leasehold.store.format.SegmentFile;
+import org.leasehold.time.Micros;
+
+/**
+ * The adapter's audit properties end to end: {@code SigningKeyFile} (the embedded engine signs with a configured key,
+ * published before it signs; a bad file refuses the start naming it), {@code SignedTimeBoundMillis} (the store's bound,
+ * which the adapter's reused signed times keep to) and {@code CompactionIntervalMillis} (background compaction).
+ */
+class AdapterSigningTest {
+    private AdapterFixture fx;
+
+    @AfterEach
+    void stop() {
+        if (fx != null) {
+            fx.close();
+        }
+    }
+
+    private void transfer(String from, String to) throws Exception {
+        try (LeaseConnection c = fx.connection()) {
+            c.acquire(from, to);
+            c.append(("transfer " + from + " " + to).getBytes(StandardCharsets.UTF_8));
+        }
+    }
+
+    private static FrameWitness witness(Message m, int lease) throws Exception {
+        StampedLease l = m.leases().get(lease);
+        assertTrue(l.witness().length > 0, "lease " + l.name() + " of " + m + " carries a witness");
+        return FrameWitness.decode(l.witness());
+    }
+
+    @Test
+    void aConfiguredKeyFileSignsTheWitnessesAndIsPublished() throws Exception {
+        Path root = AdapterFixture.freshRoot("signing-key-file");
+        SigningKey key = SigningKey.generate(new SecureRandom());
+        Path pem = root.resolve("engine-key.pem");
+        Files.writeString(pem, key.toPem());
+        fx = new AdapterFixture(root, new org.leasehold.time.ManualTimeSource(AdapterFixture.START),
+                mcf -> mcf.setSigningKeyFile(pem.toString()));
+        transfer("account/1", "account/2");
+        fx.time.advance(Duration.ofMillis(300));
+        transfer("account/2", "account/3");
+        List<Message> written = fx.messages();
+        assertEquals(2, written.size());
+        KeySet keys = PublishedKeys.load(new NfsSafeFiles(), PublishedKeys.directory(root));
+        assertTrue(Files.isRegularFile(PublishedKeys.directory(root).resolve(key.id() + ".key")),
+                "the configured key is published under .leasehold/keys");
+        AuditVerifier verifier = new AuditVerifier(keys);
+        for (Message m : written) {
+            for (int i = 0; i < m.leases().size(); i++) {
+                FrameWitness fw = witness(m, i);
+                assertEquals(key.id(), fw.witness().keyId(), "signed with the configured key");
+                assertEquals(List.of(), verifier.check(fw), "the witness of " + m.leases().get(i).name());
+            }
+        }
+        Path generated = root.resolve(".leasehold").resolve("signing");
+        if (Files.isDirectory(generated)) {
+            try (Stream<Path> s = Files.walk(generated)) {
+                assertFalse(s.anyMatch(p -> p.getFileName().toString().endsWith(".pem")),
+                        "no key is generated when one is configured");
+            }
+        }
+    }
+
+    /**
+     * An operator links the next key file of the engine's generated keys (as {@code leasehold keys rotate} does) while
+     * the adapter runs: within {@link SigningKeyRotation#CHECK_MICROS} it publishes the key and signs with it, with no
+     * restart, and the witnesses of both keys verify.
+     */
+    @Test
+    void anOperatorRotatesTheGeneratedKeyWhileTheAdapterRuns() throws Exception {
+        fx = new AdapterFixture("signing-key-rotation", mcf -> { });
+        transfer("account/1", "account/2");
+        KeyId first = witness(fx.messages().get(0), 0).witness().keyId();
+        Path dir = fx.root.resolve(".leasehold").resolve("signing").resolve("ledger").resolve("writer-a");
+        SigningKey next = new KeyFiles(new NfsSafeFiles(), dir, "operator", new SecureRandom()).next();
+        assertFalse(Files.exists(PublishedKeys.directory(fx.root).resolve(next.id() + ".key")));
+        fx.time.advance(Duration.ofSeconds(1));
+        transfer("account/2", "account/3");
+        assertEquals(first, witness(fx.messages().get(1), 0).witness().keyId(), "not before the next look");
+        fx.time.advance(Duration.ofMillis(SigningKeyRotation.CHECK_MICROS / 1_000));
+        assertTrue(Files.exists(PublishedKeys.directory(fx.root).resolve(next.id() + ".key")), "published");
+        transfer("account/3", "account/4");
+        List<Message> written = fx.messages();
+        assertEquals(next.id(), witness(written.get(2), 0).witness().keyId(), "the rotated key signs");
+        AuditVerifier verifier = new AuditVerifier(PublishedKeys.load(new NfsSafeFiles(),
+                PublishedKeys.directory(fx.root)));
+        for (Message m : written) {
+            assertEquals(List.of(), verifier.check(witness(m, 0)), m.toString());
+        }
+    }
+
+    @Test
+    void aMissingOrWrongKeyFileRefusesTheStartNamingTheFile() throws Exception {
+        Path root = AdapterFixture.freshRoot("signing-key-bad");
+        Path missing = root.resolve("nope.pem");
+        String m = refused(root, missing);
+        assertTrue(m.contains("SigningKeyFile " + missing + " does not exist: create one with 'openssl genpkey "
+                + "-algorithm ed25519 -out " + missing + "'"), m);
+
+        Path rsa = root.resolve("rsa.pem");
+        KeyPairGenerator g = KeyPairGenerator.getInstance("RSA");
+        g.initialize(1024);
+        Files.writeString(rsa, "-----BEGIN PRIVATE KEY-----\n" + Base64.getMimeEncoder().encodeToString(
+                g.generateKeyPair().getPrivate().getEncoded()) + "\n-----END PRIVATE KEY-----\n");
+        m = refused(root, rsa);
+        assertTrue(m.contains("SigningKeyFile " + rsa + " is not an Ed25519 private key: the PEM block is not an "
+                + "Ed25519 private key (RFC 8410 PKCS #8); create one with 'openssl genpkey -algorithm ed25519'"), m);
+
+        Path publicKey = root.resolve("public.pem");
+        Files.writeString(publicKey, "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n");
+        m = refused(root, publicKey);
+        assertTrue(m.contains("SigningKeyFile " + publicKey + " is not an Ed25519 private key: no PEM block "
+                + "'PRIVATE KEY' found"), m);
+
+        Path dir = Files.createDirectories(root.resolve("a-directory"));
+        m = refused(root, dir);
+        assertTrue(m.contains("SigningKeyFile " + dir + " could not be read"), m);
+        assertFalse(Files.exists(PublishedKeys.directory(root)), "nothing published by a refused start");
+    }
+
+    /** Starts an adapter on {@code root} with {@code keyFile}; its start must fail; returns the message. */
+    private static String refused(Path root, Path keyFile) {
+        ResourceException e = assertThrows(ResourceException.class, () -> new AdapterFixture(root,
+                new org.leasehold.time.ManualTimeSource(AdapterFixture.START),
+                mcf -> mcf.setSigningKeyFile(keyFile.toString())).close());
+        StringBuilder all = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            all.append(t.getMessage()).append(" | ");
+        }
+        return all.toString();
+    }
+
+    /**
+     * With a bound of 100 ms the adapter asks for a new signed time 50 ms after the last (not 200 ms), so a commit
+     * 150 ms after another is accepted, and every frame's timestamp lies within the bound of its signed time.
+     */
+    @Test
+    void theSignedTimeBoundReachesTheStoreAndTheAdapterKeepsToIt() throws Exception {
+        fx = new AdapterFixture("signed-time-bound", mcf -> mcf.setSignedTimeBoundMillis(100L));
+        FileBagStore store = fx.mcf.runtime().store();
+        assertEquals(Duration.ofMillis(100), store.config().signedTimeBound());
+        for (int i = 0; i < 4; i++) {
+            transfer("account/" + i, "account/" + (i + 1));
+            fx.time.advance(Duration.ofMillis(150));
+        }
+        List<Message> written = fx.messages();
+        assertEquals(4, written.size());
+        for (Message m : written) {
+            long off = Math.abs(Micros.of(m.timestamp()) - witness(m, 0).latestSignedTime());
+            assertTrue(off <= 100_000, m + " lies " + off + " µs from its signed time");
+        }
+    }
+
+    @Test
+    void theCompactionIntervalCompactsTheLogInTheBackground() throws Exception {
+        // Buckets of a minute and a long ownership heartbeat: the two hours the clock moves cost few timers.
+        fx = new AdapterFixture("compaction-interval", mcf -> {
+            mcf.setCompactionIntervalMillis(60_000L);
+            mcf.setBucketMillis(60_000L);
+            mcf.setOwnerTtlMillis(3_600_000L);
+        });
+        assertEquals(Duration.ofMinutes(1), fx.mcf.runtime().store().config().compactionInterval());
+        for (int i = 0; i < 3; i++) {
+            transfer("account/" + i, "account/" + (i + 1));
+            fx.time.advance(Duration.ofMillis(400));
+        }
+        Path segments = fx.root.resolve("ledger").resolve("segments");
+        // The log's first hour (one segment's span) older than the compaction horizon (an hour): the metronome has
+        // sealed it, and the compactor, which runs every minute, merges it.
+        fx.time.advance(Duration.ofMinutes(125));
+        fx.context.drain();
+        long t0 = System.nanoTime();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (!published(segments) && System.nanoTime() < deadline) {
+            // The compaction runs on the store's own worker thread: wait for it, bounded by the deadline.
+            Thread.sleep(20);
+            fx.time.advance(Duration.ofMinutes(1));
+        }
+        assertTrue(published(segments), "a segment is published under " + segments);
+        System.out.println("waited " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+        assertEquals(3, fx.messages().size(), "read from the segment");
+    }
+
+    private static boolean published(Path segments) throws Exception {
+        if (!Files.isDirectory(segments)) {
+            return false;
+        }
+        try (Stream<Path> s = Files.list(segments)) {
+            return s.anyMatch(p -> SegmentFile.parseName(p.getFileName().toString()) != null);
+        }
+    }
+}

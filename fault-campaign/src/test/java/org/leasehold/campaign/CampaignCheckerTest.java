@@ -166,6 +166,47 @@ class CampaignCheckerTest {
         assertEquals(1L, doubt.counts().get("grants after a release in doubt"));
     }
 
+    /** The history in two journals: w's, which ends (its process killed) after its writes, and the rest. */
+    private static CampaignChecker.Outcome killedAfterRelease(String label, UnaryOperator<String> successor)
+            throws IOException {
+        Path journals = root.resolve("journals-" + label);
+        Files.createDirectories(journals);
+        List<String> w = new ArrayList<>();
+        List<String> rest = new ArrayList<>();
+        for (String l : GOOD) {
+            if (l.startsWith("RELEASED " + NAME + " 10")) {
+                continue;
+            }
+            if (l.startsWith("GRANT w ") || l.startsWith("SENT w.0") || l.startsWith("ACK w.0")
+                    || l.startsWith("SENT w.1") || l.startsWith("ACK w.1")) {
+                w.add(l);
+            } else {
+                rest.add(l.startsWith("GRANT v ") ? successor.apply(l) : l);
+            }
+        }
+        Files.write(journals.resolve("w.journal"), w);
+        Files.write(journals.resolve("v.journal"), rest);
+        return CampaignChecker.check(root.resolve("store").resolve(Campaign.LOG), journals);
+    }
+
+    @Test
+    void aReleaseTheHolderDiedBeforeJournalingIsNoOverlapWhenTheSuccessorSaysSo() throws IOException {
+        CampaignChecker.Outcome died = killedAfterRelease("died", l -> l);
+        assertEquals(List.of(), died.violations());
+        assertEquals(1L, died.counts().get("grants after a release not journaled"));
+        // The successor says its predecessor expired, not released: then w held the name until its deadline.
+        CampaignChecker.Outcome expired = killedAfterRelease("died-expired", l -> l.substring(0, l.length() - 1) + "1");
+        assertTrue(expired.violations().stream().anyMatch(v -> v.startsWith("invariant 1")), expired.violations()
+                .toString());
+        // The successor's floor lies below what w stored: no release with that watermark explains it.
+        CampaignChecker.Outcome low = killedAfterRelease("died-low", l -> {
+            String[] f = l.split(" ");
+            f[4] = Long.toString(Long.parseLong(f[4]) - 1);
+            return String.join(" ", f);
+        });
+        assertTrue(low.violations().stream().anyMatch(v -> v.startsWith("invariant 1")), low.violations().toString());
+    }
+
     @Test
     void damagedBytesAreReported() throws IOException {
         Path copy = root.resolve("damaged");

@@ -272,7 +272,7 @@ final class Compactor {
             try {
                 while (c.advance()) {
                     byte[] copy = java.util.Arrays.copyOfRange(c.frameBytes(), c.frameAt, c.frameAt + c.frameLength);
-                    Frames.decode(copy, 0, copy.length, c.frameOffset, null, null, view);
+                    Frames.decode(copy, 0, copy.length, c.frameOffset, null, c.leases, view);
                     List<String> leaseNames = new ArrayList<>(view.leases().size());
                     for (StampedLease l : view.leases()) {
                         leaseNames.add(l.name());

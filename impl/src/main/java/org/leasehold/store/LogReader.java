@@ -44,6 +44,7 @@ final class LogReader implements MessageStream {
     private final NfsSafeFiles fs;
     private final Sealer sealer;
     private final StoreHooks hooks;
+    private final SegmentMetaCache segments;
     private final LogHandle log;
     private final ReadRequest request;
     private final long from;
@@ -104,6 +105,7 @@ final class LogReader implements MessageStream {
         this.fs = ctx.files();
         this.sealer = ctx.sealer();
         this.hooks = ctx.hooks();
+        this.segments = ctx.segments();
         this.log = log;
         this.request = request;
         this.from = request.from() == null ? LogGeometry.MIN_MICROS : Micros.of(request.from());
@@ -156,13 +158,13 @@ final class LogReader implements MessageStream {
     /** The bucket being merged: names, limits and how problems are handled. */
     private final class MergedBucket implements CursorBucket {
         private final long start;
-        private final String path;
+        /** The bucket's path, formatted when first needed (a read through a segment rarely needs it). */
+        private String path;
         private final boolean sealed;
         private final Instant startInstant;
 
         MergedBucket(long start, boolean sealed) {
             this.start = start;
-            this.path = log.bucketPath(start);
             this.sealed = sealed;
             this.startInstant = Micros.toInstant(start);
         }
@@ -179,6 +181,9 @@ final class LogReader implements MessageStream {
 
         @Override
         public String path() {
+            if (path == null) {
+                path = log.bucketPath(start);
+            }
             return path;
         }
 
@@ -204,7 +209,7 @@ final class LogReader implements MessageStream {
 
         @Override
         public String describe() {
-            return "bucket " + path + " of log '" + log.name() + "'";
+            return "bucket " + path() + " of log '" + log.name() + "'";
         }
 
         @Override
@@ -215,11 +220,11 @@ final class LogReader implements MessageStream {
         @Override
         public void torn(String file, long offset, long end, String detail) {
             if (sealed) {
-                problems.add(new ReadProblem(ReadProblem.Kind.TORN_TAIL, log.name(), path, file, offset, end, detail
+                problems.add(new ReadProblem(ReadProblem.Kind.TORN_TAIL, log.name(), path(), file, offset, end, detail
                         + "; dropped (a write that was never acknowledged, or the file was cut before the bucket was "
                         + "sealed)"));
             } else {
-                problems.add(new ReadProblem(ReadProblem.Kind.INCOMPLETE_TAIL, log.name(), path, file, offset, end,
+                problems.add(new ReadProblem(ReadProblem.Kind.INCOMPLETE_TAIL, log.name(), path(), file, offset, end,
                         "tail not complete: a write in progress or a cut file (" + detail + "; the file has not grown "
                         + "since this read opened it); not delivered by this read"));
             }
@@ -322,12 +327,12 @@ final class LogReader implements MessageStream {
         } catch (FormatException e) {
             String detail = e.getMessage();
             if (request.skipUnreadable()) {
-                problems.add(new ReadProblem(ReadProblem.Kind.CORRUPT_RECORD, log.name(), current.path, c.name.name(),
+                problems.add(new ReadProblem(ReadProblem.Kind.CORRUPT_RECORD, log.name(), current.path(), c.name.name(),
                         c.frameOffset, c.frameOffset + c.frameLength, detail + "; the frame was skipped"));
                 return;
             }
-            throw new CorruptRecordException(log.name(), current.path, c.name.name(), c.frameOffset, "corrupt record in "
-                    + "log '" + log.name() + "', bucket " + current.path + ", data file " + c.name.name() + " at offset "
+            throw new CorruptRecordException(log.name(), current.path(), c.name.name(), c.frameOffset, "corrupt record in "
+                    + "log '" + log.name() + "', bucket " + current.path() + ", data file " + c.name.name() + " at offset "
                     + c.frameOffset + ": " + detail + " (its checksum matches, so it was written this way). Read with "
                     + "skippingUnreadable() to skip it and get a report");
         }
@@ -457,7 +462,7 @@ final class LogReader implements MessageStream {
             if (p[2] == 1) {
                 Path file = log.dir().resolve(Compactor.SEGMENTS).resolve(SegmentFile.name(p[3], p[4]));
                 try {
-                    segment = SegmentReader.open(fs, file, width, p[0], p[1], request.leaseNames());
+                    segment = SegmentReader.open(fs, file, width, p[0], p[1], request.leaseNames(), segments);
                     segmentInBucket = false;
                     lastSegBucket = -1;
                     continue;
@@ -686,8 +691,8 @@ final class LogReader implements MessageStream {
             for (LockFile.Entry e : lf.files()) {
                 Names.DataFileName n = Names.parseDataFile(e.name());
                 if (n == null) {
-                    throw new CorruptRecordException(log.name(), current.path, Names.LOCK, 0, "the lock file of bucket "
-                            + current.path + " of log '" + log.name() + "' lists '" + e.name() + "', which is not a data "
+                    throw new CorruptRecordException(log.name(), current.path(), Names.LOCK, 0, "the lock file of bucket "
+                            + current.path() + " of log '" + log.name() + "' lists '" + e.name() + "', which is not a data "
                             + "file name; restore the lock file from a replica or backup");
                 }
                 if (e.size() == 0) {
@@ -703,12 +708,12 @@ final class LogReader implements MessageStream {
                         }
                         return null;
                     }
-                    throw new CorruptRecordException(log.name(), current.path, e.name(), 0, "data file " + e.name()
-                            + " of bucket " + current.path + " of log '" + log.name() + "' is listed in the lock file ("
+                    throw new CorruptRecordException(log.name(), current.path(), e.name(), 0, "data file " + e.name()
+                            + " of bucket " + current.path() + " of log '" + log.name() + "' is listed in the lock file ("
                             + e.size() + " bytes) but does not exist: it was deleted or renamed; restore it from a "
                             + "replica or backup");
                 } catch (IOException ex) {
-                    throw unavailable("opening data file " + e.name() + " of bucket " + current.path, ex);
+                    throw unavailable("opening data file " + e.name() + " of bucket " + current.path(), ex);
                 }
                 cursors.add(new FileCursor(n, current, ch, e.size(), bufferSize(files)));
             }
@@ -741,7 +746,7 @@ final class LogReader implements MessageStream {
                 for (FileCursor c : cursors) {
                     c.close();
                 }
-                throw unavailable("opening data file " + n.name() + " of bucket " + current.path, e);
+                throw unavailable("opening data file " + n.name() + " of bucket " + current.path(), e);
             }
         }
         return cursors;

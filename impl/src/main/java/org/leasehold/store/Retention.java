@@ -167,7 +167,7 @@ final class Retention {
         long width = log.geometry().widthMicros();
         long[] range = SegmentFile.parseName(file.getFileName().toString());
         List<SegmentFile.Bucket> included = new ArrayList<>();
-        try (SegmentReader seg = SegmentReader.open(fs, file, width, range[0], range[1], Set.of())) {
+        try (SegmentReader seg = SegmentReader.open(fs, file, width, range[0], range[1], Set.of(), null)) {
             while (seg.nextBucket()) {
                 if (seg.bucket.state() == SegmentFile.State.INCLUDED) {
                     included.add(seg.bucket);

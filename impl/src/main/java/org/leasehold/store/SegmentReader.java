@@ -77,9 +77,7 @@ final class SegmentReader implements AutoCloseable {
     /** Reads everything but the entries: trailer, then index, table and their checksum. */
     private static byte[] meta(FileChannel ch, long size, SegmentFile.Trailer[] trailer) throws IOException,
             FormatException {
-        if (size < SegmentFile.HEADER + SegmentFile.TRAILER) {
-            throw new FormatException(0, "the file is " + size + " bytes, shorter than a header and a trailer");
-        }
+        checkSize(size);
         byte[] head = read(ch, 0, SegmentFile.HEADER);
         SegmentFile.checkHeader(head);
         SegmentFile.Trailer t = SegmentFile.trailer(read(ch, size - SegmentFile.TRAILER, SegmentFile.TRAILER), size);
@@ -89,25 +87,62 @@ final class SegmentReader implements AutoCloseable {
         return meta;
     }
 
+    private static void checkSize(long size) throws FormatException {
+        if (size < SegmentFile.HEADER + SegmentFile.TRAILER) {
+            throw new FormatException(0, "the file is " + size + " bytes, shorter than a header and a trailer");
+        }
+    }
+
     /**
-     * Opens segment {@code file} for a read of {@code [from, to)}, by {@code names} through the index if not empty.
+     * The verified metadata of the segment open on {@code ch}: from {@code cache} when it holds this file's (same
+     * path, size and trailer bytes), else read, checked and parsed, and kept there.
+     */
+    private static SegmentMetaCache.Meta verified(FileChannel ch, Path file, SegmentMetaCache cache)
+            throws IOException, FormatException {
+        long size = ch.size();
+        checkSize(size);
+        if (cache == null) {
+            SegmentFile.Trailer[] t = new SegmentFile.Trailer[1];
+            byte[] meta = meta(ch, size, t);
+            return new SegmentMetaCache.Meta(t[0], meta, SegmentFile.tableIndex(meta, t[0]));
+        }
+        byte[] tail = read(ch, size - SegmentFile.TRAILER, SegmentFile.TRAILER);
+        String key = file.toString();
+        SegmentMetaCache.Meta m = cache.get(key, size, tail);
+        if (m != null) {
+            return m;
+        }
+        SegmentFile.checkHeader(read(ch, 0, SegmentFile.HEADER));
+        SegmentFile.Trailer t = SegmentFile.trailer(tail, size);
+        byte[] meta = read(ch, t.indexOffset(), (int) (size - t.indexOffset()));
+        SegmentFile.checkMeta(meta, t.indexOffset());
+        if (!java.util.Arrays.equals(meta, meta.length - SegmentFile.TRAILER, meta.length, tail, 0, tail.length)) {
+            throw new FormatException(t.indexOffset(), "the segment changed while it was read");
+        }
+        m = new SegmentMetaCache.Meta(t, meta, SegmentFile.tableIndex(meta, t));
+        cache.put(key, size, tail, m);
+        return m;
+    }
+
+    /**
+     * Opens segment {@code file} for a read of {@code [from, to)}, by {@code names} through the index if not empty,
+     * taking its verified metadata from {@code cache} when it holds it (null: no cache).
      *
      * @throws Damage the segment's header, trailer, index or table does not read as written
      */
-    static SegmentReader open(NfsSafeFiles fs, Path file, long width, long from, long to, Set<String> names)
-            throws IOException, Damage {
+    static SegmentReader open(NfsSafeFiles fs, Path file, long width, long from, long to, Set<String> names,
+            SegmentMetaCache cache) throws IOException, Damage {
         FileChannel ch = fs.openForRead(file);
         try {
-            SegmentFile.Trailer[] t = new SegmentFile.Trailer[1];
-            byte[] meta = meta(ch, ch.size(), t);
+            SegmentMetaCache.Meta m = verified(ch, file, cache);
+            SegmentFile.Trailer t = m.trailer();
             long[] range = SegmentFile.parseName(file.getFileName().toString());
-            if (range == null || range[0] != t[0].from() || range[1] != t[0].to() || t[0].widthMicros() != width) {
-                throw new FormatException(0, "its trailer covers [" + t[0].from() + ", " + t[0].to() + ") in buckets of "
-                        + t[0].widthMicros() + " µs, not what its name and the log say");
+            if (range == null || range[0] != t.from() || range[1] != t.to() || t.widthMicros() != width) {
+                throw new FormatException(0, "its trailer covers [" + t.from() + ", " + t.to() + ") in buckets of "
+                        + t.widthMicros() + " µs, not what its name and the log say");
             }
-            SegmentFile.Table table = SegmentFile.tableIndex(meta, t[0]);
-            long[] selected = names.isEmpty() ? null : SegmentFile.entriesNaming(meta, names);
-            return new SegmentReader(ch, file.getFileName().toString(), t[0], meta, table, selected, from, to);
+            long[] selected = names.isEmpty() ? null : SegmentFile.entriesNaming(m.meta(), names);
+            return new SegmentReader(ch, file.getFileName().toString(), t, m.meta(), m.table(), selected, from, to);
         } catch (FormatException e) {
             close(ch);
             throw new Damage(Math.max(from, rangeStart(file)), e.getMessage());

@@ -14,9 +14,16 @@ import org.leasehold.time.TimeSource;
  * @param time     the clock and timers
  * @param hooks    test hooks ({@link StoreHooks#NONE} in production)
  * @param sealer   seals buckets and reads lock files
+ * @param segments the verified metadata of segments read recently, shared by the store's reads
  */
 record StoreContext(BagStoreConfig config, String writerId, NfsSafeFiles files, TimeSource time, StoreHooks hooks,
-        Sealer sealer) {
+        Sealer sealer, SegmentMetaCache segments) {
+
+    /** A context with a cache of segment metadata of its own. */
+    StoreContext(BagStoreConfig config, String writerId, NfsSafeFiles files, TimeSource time, StoreHooks hooks,
+            Sealer sealer) {
+        this(config, writerId, files, time, hooks, sealer, new SegmentMetaCache());
+    }
 
     /** The refusal of an append or read to a store that was closed. */
     StoreUnavailableException closed() {

@@ -132,14 +132,78 @@ class SegmentsTest {
                 SegmentsRandomizedTest.assertSame(expected, SegmentsRandomizedTest.read(store, part), "range " + a);
             }
 
-            // A damaged index: the whole segment is replaced by its buckets.
+            // A damaged index: the whole segment is replaced by its buckets. This store verified the segment's
+            // index before the damage and keeps using what it verified; a store opened now meets the damage.
             Path seg = segments(root).get(2);
             long size = Files.size(seg);
             flip(seg, size - SegmentFile.TRAILER - 3);
             assertTrue(SegmentReader.verify(new NfsSafeFiles(), seg) != null);
+            long hits = store.context().segments().counts()[0];
             SegmentsRandomizedTest.assertSame(allBefore, SegmentsRandomizedTest.read(store, all), "damaged index");
-            SegmentsRandomizedTest.assertSame(rareBefore, SegmentsRandomizedTest.read(store, rare), "damaged index");
+            assertTrue(store.context().segments().counts()[0] > hits, "the verified index was used");
+            try (FileBagStore fresh = FileBagStore.open(SegmentsRandomizedTest.config(root, "w3").build(), time)) {
+                long f0 = lists(fresh);
+                SegmentsRandomizedTest.assertSame(allBefore, SegmentsRandomizedTest.read(fresh, all), "damaged index");
+                assertTrue(lists(fresh) - f0 > segmentLists, "the segment with a damaged index was replaced by its "
+                        + "buckets");
+                SegmentsRandomizedTest.assertSame(rareBefore, SegmentsRandomizedTest.read(fresh, rare),
+                        "damaged index");
+            }
         }
+    }
+
+    @Test
+    void aStoreVerifiesASegmentsIndexOnceAndMeetsAReplacedSegment() throws Exception {
+        Path root = freshDir("segments-cache");
+        ManualTimeSource time = StoreFixture.clock();
+        try (FileBagStore store = FileBagStore.open(SegmentsRandomizedTest.config(root, "w").build(), time)) {
+            build(store, time);
+            ReadRequest all = ReadRequest.all(LOG);
+            ReadRequest rare = all.underAnyOf(Set.of("rare"));
+            SegmentsRandomizedTest.Outcome allBefore = SegmentsRandomizedTest.read(store, all);
+            store.compact(LOG);
+            SegmentMetaCache cache = store.context().segments();
+            SegmentsRandomizedTest.assertSame(allBefore, SegmentsRandomizedTest.read(store, all), "first read");
+            long[] first = cache.counts();
+            assertEquals(6, first[1], "each segment verified once");
+            assertTrue(cache.bytes() > 0);
+            SegmentsRandomizedTest.read(store, all);
+            SegmentsRandomizedTest.read(store, rare);
+            long[] then = cache.counts();
+            assertEquals(first[1], then[1], "no segment verified again");
+            assertEquals(first[0] + 12, then[0], "both reads took every segment's index from the cache");
+
+            // A segment replaced under its name by a file of other contents (here its bytes but the last, so that its
+            // trailer no longer reads): the store verifies the new file, refuses it and reads the buckets instead.
+            Path seg = segments(root).get(2);
+            byte[] whole = Files.readAllBytes(seg);
+            Path other = seg.resolveSibling("replacement");
+            Files.write(other, java.util.Arrays.copyOf(whole, whole.length - 1));
+            Files.move(other, seg, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            SegmentsRandomizedTest.assertSame(allBefore, SegmentsRandomizedTest.read(store, all), "replaced");
+            assertEquals(then[1] + 1, cache.counts()[1], "the replaced segment was verified (and refused)");
+        }
+    }
+
+    @Test
+    void theCacheKeepsTheMostRecentlyUsedWithinItsBudget() {
+        SegmentMetaCache cache = new SegmentMetaCache(100);
+        SegmentFile.Trailer t = new SegmentFile.Trailer(0, 1, 1, 8, 8, 0);
+        SegmentFile.Table table = new SegmentFile.Table(new long[0], new SegmentFile.State[0], new long[0],
+                new long[0], new int[1], new int[0]);
+        byte[] tail = {1};
+        cache.put("a", 1, tail, new SegmentMetaCache.Meta(t, new byte[40], table));
+        cache.put("b", 1, tail, new SegmentMetaCache.Meta(t, new byte[40], table));
+        assertTrue(cache.get("a", 1, tail) != null);
+        cache.put("c", 1, tail, new SegmentMetaCache.Meta(t, new byte[40], table));
+        assertEquals(80, cache.bytes());
+        assertTrue(cache.get("b", 1, tail) == null, "the least recently used went first");
+        assertTrue(cache.get("a", 1, tail) != null && cache.get("c", 1, tail) != null);
+        assertTrue(cache.get("a", 2, tail) == null && cache.get("a", 1, new byte[] {2}) == null, "size and trailer "
+                + "are part of the key");
+        cache.put("big", 1, tail, new SegmentMetaCache.Meta(t, new byte[101], table));
+        assertTrue(cache.get("big", 1, tail) == null, "larger than the budget: not kept");
+        assertEquals(80, cache.bytes());
     }
 
     /** Hooks that fail the compaction at one publication step, as a crash there would stop it. */

@@ -129,14 +129,14 @@ public final class SegmentFile {
      */
     public static byte[] encodeMeta(long from, long to, long width, long indexOffset, long entries,
             Map<String, long[]> index, List<Bucket> buckets) {
-        List<byte[]> names = new ArrayList<>();
-        for (String n : index.keySet()) {
-            names.add(n.getBytes(StandardCharsets.UTF_8));
+        List<Map.Entry<byte[], long[]>> names = new ArrayList<>(index.size());
+        for (Map.Entry<String, long[]> e : index.entrySet()) {
+            names.add(Map.entry(e.getKey().getBytes(StandardCharsets.UTF_8), e.getValue()));
         }
-        names.sort(Arrays::compareUnsigned);
+        names.sort((x, y) -> Arrays.compareUnsigned(x.getKey(), y.getKey()));
         long size = 4;
-        for (byte[] n : names) {
-            size += 2 + n.length + 4 + (long) 12 * (index.get(new String(n, StandardCharsets.UTF_8)).length / 2);
+        for (Map.Entry<byte[], long[]> n : names) {
+            size += 2 + n.getKey().length + 4 + (long) 12 * (n.getValue().length / 2);
         }
         long tableOffsetRel = size;
         size += 4;
@@ -152,9 +152,9 @@ public final class SegmentFile {
         }
         ByteBuffer b = ByteBuffer.allocate((int) size).order(ByteOrder.BIG_ENDIAN);
         b.putInt(names.size());
-        for (byte[] n : names) {
-            long[] e = index.get(new String(n, StandardCharsets.UTF_8));
-            b.putShort((short) n.length).put(n).putInt(e.length / 2);
+        for (Map.Entry<byte[], long[]> n : names) {
+            long[] e = n.getValue();
+            b.putShort((short) n.getKey().length).put(n.getKey()).putInt(e.length / 2);
             for (int i = 0; i < e.length; i += 2) {
                 b.putLong(e[i]).putInt((int) e[i + 1]);
             }

@@ -204,12 +204,13 @@ final class AcquireSession implements SessionChannel {
                 }
             }
             requests.failAll(this, why);
+            endpoint.proofs.sessionEnded(endpoint.address, why.getMessage());
         }
 
         @Override
         public void onNext(SessionReplies batch) {
             for (SessionReply r : batch.getRepliesList()) {
-                requests.answer(r, endpoint.address, orphans);
+                requests.answer(r, endpoint.address, endpoint.proofs, orphans);
             }
         }
 

@@ -604,6 +604,7 @@ final class SocketSession implements SessionChannel {
                         e.getMessage());
             }
             requests.failAll(this, why);
+            endpoint.proofs.sessionEnded(endpoint.address, why.getMessage());
             LockSupport.unpark(background);
             for (Thread t : drivers) {
                 LockSupport.unpark(t);
@@ -633,6 +634,6 @@ final class SocketSession implements SessionChannel {
                     + "taken effect"));
             return;
         }
-        requests.answer(r, endpoint.address, orphans);
+        requests.answer(r, endpoint.address, endpoint.proofs, orphans);
     }
 }

@@ -156,6 +156,11 @@ final class EngineHolder {
         long radius = Micros.of(config.clockErrorBound());
         AuditSigner signer;
         if (signing.publishTo() != null) {
+            if (!Files.isDirectory(signing.publishTo())) {
+                throw new IOException("--publish-keys " + signing.publishTo() + " is not a directory: give the root "
+                        + "of an existing bag store (its keys go into " + PublishedKeys.directory(signing.publishTo())
+                        + ")");
+            }
             try {
                 signer = new ServiceKeys(files, new PublishedKeys(fs, signing.publishTo(), "lease-server"), serviceId)
                         .start(key, radius, time.nowMicros());

@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.leasehold.lease.GrantWitness;
 import org.leasehold.wire.ProtoCodec;
@@ -60,16 +61,15 @@ final class PendingProofs implements ProtoCodec.WitnessReader {
 
     /** Removes and returns the future waiting for {@code key}, or (none waits yet) leaves {@code done} for it. */
     private CompletableFuture<byte[]> take(ByteBuffer key, CompletableFuture<byte[]> done) {
-        @SuppressWarnings("unchecked")
-        CompletableFuture<byte[]>[] waiting = new CompletableFuture[1];
+        AtomicReference<CompletableFuture<byte[]>> waiting = new AtomicReference<>();
         pending.compute(key, (k, v) -> {
             if (v == null || v.isDone()) {
                 return done;
             }
-            waiting[0] = v;
+            waiting.set(v);
             return null;
         });
-        return waiting[0];
+        return waiting.get();
     }
 
     /**

@@ -94,7 +94,7 @@ final class SocketSession implements SessionChannel {
 
     @Override
     public CompletableFuture<Lease> acquire(AcquireRequest request, boolean callerWaits) {
-        return send(request.getRequestId(), requests.acquisitions, SessionRequest.newBuilder().setAcquire(request).build(), callerWaits);
+        return send(request.getRequestId(), requests.acquisitions, SessionRequest.newBuilder().setAcquire(request).setWantsSeals(true).build(), callerWaits);
     }
 
     @Override
@@ -110,7 +110,7 @@ final class SocketSession implements SessionChannel {
 
     @Override
     public CompletableFuture<SessionReply> call(long requestId, SessionRequest.Builder request) {
-        return send(requestId, requests.calls, request.setRequestId(requestId).build(), true);
+        return send(requestId, requests.calls, request.setRequestId(requestId).setWantsSeals(true).build(), true);
     }
 
     @Override

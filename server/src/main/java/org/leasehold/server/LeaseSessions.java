@@ -144,11 +144,11 @@ final class LeaseSessions {
             }
         }
         switch (r.getRequestCase()) {
-            case ACQUIRE -> session.acquire(r.getAcquire());
+            case ACQUIRE -> session.acquire(r.getAcquire(), r.getWantsSeals());
             case WITHDRAW -> session.withdraw(r.getWithdraw().getRequestId());
             case RELEASE -> session.release(r.getRequestId(), r.getRelease());
-            case RENEW -> session.renew(r.getRequestId(), r.getRenew());
-            case UPGRADE -> session.upgrade(r.getRequestId(), r.getUpgrade());
+            case RENEW -> session.renew(r.getRequestId(), r.getRenew(), r.getWantsSeals());
+            case UPGRADE -> session.upgrade(r.getRequestId(), r.getUpgrade(), r.getWantsSeals());
             case ECHO -> session.send(SessionReply.newBuilder().setRequestId(r.getRequestId())
                     .setEcho(r.getEcho().getPayload()).build());
             case TIME -> session.signTime(r.getRequestId(), r.getTime());
@@ -284,20 +284,20 @@ final class LeaseSessions {
                     .setEndedAtMicros(Micros.of(calls.release(principal, held, req))));
         }
 
-        void renew(long id, RenewRequest req) {
-            onHeldLease(id, req.getLease(), "renew", held -> calls.renew(held, req));
+        void renew(long id, RenewRequest req, boolean seals) {
+            onHeldLease(id, req.getLease(), "renew", seals, held -> calls.renew(held, req));
         }
 
-        void upgrade(long id, UpgradeRequest req) {
-            onHeldLease(id, req.getLease(), "upgrade", held -> calls.upgrade(held, req));
+        void upgrade(long id, UpgradeRequest req, boolean seals) {
+            onHeldLease(id, req.getLease(), "upgrade", seals, held -> calls.upgrade(held, req));
         }
 
         /** Runs an operation on a held lease that answers with the lease, then sends its witnesses' proofs. */
-        private void onHeldLease(long id, LeaseRef ref, String op, HeldLeaseCall call) {
+        private void onHeldLease(long id, LeaseRef ref, String op, boolean seals, HeldLeaseCall call) {
             long start = System.nanoTime();
             try {
                 Lease lease = call.apply(access.held(principal, ref, op));
-                sendLease(id, lease, null);
+                sendLease(id, lease, null, seals);
                 calls.done(op, "ok", start);
             } catch (LeaseException e) {
                 error(id, op, e, start);
@@ -307,16 +307,16 @@ final class LeaseSessions {
         /**
          * Sends a lease answer and, when its witnesses' batch was not yet signed, their proofs after it (a
          * {@code WitnessSeals} push tagged with the same request id; queued after the answer, so it follows it on the
-         * stream). False if the session has ended.
+         * stream), if the request asked for them ({@code wantsSeals}). False if the session has ended.
          */
-        private boolean sendLease(long id, Lease lease, Lease grant) {
+        private boolean sendLease(long id, Lease lease, Lease grant, boolean seals) {
             org.leasehold.wire.proto.Lease wire = ProtoCodec.lease(lease);
             if (!send(SessionReply.newBuilder().setRequestId(id).setLease(wire).build(), grant)) {
                 return false;
             }
-            CompletableFuture<WitnessSeals> seals = Signatures.seals(lease, wire);
-            if (seals != null) {
-                seals.thenAccept(s -> send(SessionReply.newBuilder().setRequestId(id).setSeals(s).build()));
+            CompletableFuture<WitnessSeals> proofs = seals ? Signatures.seals(lease, wire) : null;
+            if (proofs != null) {
+                proofs.thenAccept(s -> send(SessionReply.newBuilder().setRequestId(id).setSeals(s).build()));
             }
             return true;
         }
@@ -341,7 +341,7 @@ final class LeaseSessions {
             }
         }
 
-        void acquire(AcquireRequest req) {
+        void acquire(AcquireRequest req, boolean seals) {
             long start = System.nanoTime();
             long id = req.getRequestId();
             if (waitingById.containsKey(id)) {
@@ -371,7 +371,7 @@ final class LeaseSessions {
                 if (mayWait) {
                     unreserve();
                 }
-                answer(id, f, start);
+                answer(id, f, start, seals);
                 return;
             }
             if (!mayWait) {
@@ -389,7 +389,7 @@ final class LeaseSessions {
                 }
                 metrics.waits.labelValues(failure == null ? "granted" : LeaseCalls.outcome(LeaseCalls.unwrap(failure)))
                         .observe((System.nanoTime() - start) / 1e9);
-                answer(id, f, start);
+                answer(id, f, start, seals);
             });
             if (ended) {
                 f.cancel(false);
@@ -425,7 +425,7 @@ final class LeaseSessions {
         }
 
         /** Sends the outcome of a completed engine future; a grant nobody can receive is released. */
-        private void answer(long id, CompletableFuture<Lease> f, long start) {
+        private void answer(long id, CompletableFuture<Lease> f, long start, boolean seals) {
             Lease lease = null;
             Throwable failure = null;
             try {
@@ -438,7 +438,7 @@ final class LeaseSessions {
             if (lease != null) {
                 // Recorded before the answer goes out: nobody can name this grant before its owner is known.
                 calls.owners().granted(principal, lease, calls.holder().time().nowMicros());
-                if (sendLease(id, lease, lease)) {
+                if (sendLease(id, lease, lease, seals)) {
                     calls.done("acquire", "granted", start);
                 } else {
                     calls.releaseUnwanted(lease, "its session ended before the grant could be sent");

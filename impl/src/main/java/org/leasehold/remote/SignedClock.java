@@ -1,5 +1,6 @@
 package org.leasehold.remote;
 
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -10,6 +11,7 @@ import org.leasehold.audit.AuditFormatException;
 import org.leasehold.audit.AuditProblem;
 import org.leasehold.audit.AuditVerifier;
 import org.leasehold.audit.BatchProof;
+import org.leasehold.audit.KeyId;
 import org.leasehold.audit.KeySet;
 import org.leasehold.audit.PublishedKey;
 import org.leasehold.audit.SignedTime;
@@ -79,9 +81,8 @@ final class SignedClock {
             if (k.getKeyId().size() != 16) {
                 return false;
             }
-            long high = java.nio.ByteBuffer.wrap(k.getKeyId().toByteArray()).getLong(0);
-            long low = java.nio.ByteBuffer.wrap(k.getKeyId().toByteArray()).getLong(8);
-            if (keys.get(new org.leasehold.audit.KeyId(high, low)) == null) {
+            ByteBuffer id = ByteBuffer.wrap(k.getKeyId().toByteArray());
+            if (keys.get(new KeyId(id.getLong(0), id.getLong(8))) == null) {
                 return false;
             }
         }

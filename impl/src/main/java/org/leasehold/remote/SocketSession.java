@@ -94,7 +94,8 @@ final class SocketSession implements SessionChannel {
 
     @Override
     public CompletableFuture<Lease> acquire(AcquireRequest request, boolean callerWaits) {
-        return send(request.getRequestId(), requests.acquisitions, SessionRequest.newBuilder().setAcquire(request).setWantsSeals(true).build(), callerWaits);
+        return send(request.getRequestId(), requests.acquisitions, SessionRequest.newBuilder().setAcquire(request)
+                .setWantsSeals(true).build(), callerWaits);
     }
 
     @Override

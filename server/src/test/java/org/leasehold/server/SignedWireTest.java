@@ -71,6 +71,8 @@ class SignedWireTest {
 
     private final Path dir = Path.of("target", "signed-wire-" + System.nanoTime());
     private final List<AutoCloseable> closing = new ArrayList<>();
+    /** The real clock, as the servers read it; the skewed clocks of clients are offsets of it. */
+    private final SystemTimeSource wall = closeLater(new SystemTimeSource("signed-wire-wall"));
 
     @AfterEach
     void stop() {
@@ -119,7 +121,7 @@ class SignedWireTest {
     }
 
     private SystemTimeSource clock(long skewMillis) {
-        return closeLater(new SystemTimeSource(Clock.offset(Clock.systemUTC(), Duration.ofMillis(skewMillis)),
+        return closeLater(new SystemTimeSource(Clock.offset(wall.clock(), Duration.ofMillis(skewMillis)),
                 "signed-wire-clock"));
     }
 
@@ -262,9 +264,9 @@ class SignedWireTest {
             RemoteLeaseService client = client(server, transport);
             byte[] nonce = new byte[16];
             new SecureRandom().nextBytes(nonce);
-            long before = Clock.systemUTC().millis() * 1_000L;
+            long before = wall.nowMicros();
             SignedTimeProof t = client.signedTime("time", nonce);
-            long after = Clock.systemUTC().millis() * 1_000L + 1_000L;
+            long after = wall.nowMicros() + 1_000L;
             assertTrue(java.util.Arrays.equals(nonce, t.time().nonce()));
             assertTrue(t.time().midpoint() >= before - 1_000 && t.time().midpoint() <= after,
                     "the signed time is the server's clock: " + t.time());

@@ -171,8 +171,18 @@ class SignedWireTest {
             assertWitnessed(full, WitnessEvent.UPGRADE, verifier);
             Lease renewed = client.renew(full, full.deadline().plusSeconds(1), null);
             assertWitnessed(renewed, WitnessEvent.RENEWAL, verifier);
-            store.append(AppendRequest.of("log", LeaseStamp.of(renewed), ("under " + transport)
-                    .getBytes(StandardCharsets.UTF_8)));
+            // With a fresh signed time attached, as the adapter does: the renewal's own may be over a second old
+            // on a loaded machine.
+            byte[] nonce = new byte[16];
+            new SecureRandom().nextBytes(nonce);
+            SignedTimeProof t = client.signedTime(a, nonce);
+            List<LeaseStamp> stamps = new ArrayList<>();
+            for (LeaseStamp s : LeaseStamp.of(renewed)) {
+                stamps.add(new LeaseStamp(s.name(), s.generation(), s.floor(), s.deadline(), s.writableFrom(),
+                        s.predecessorExpiredAt(), FrameWitness.decode(s.witness()).withTime(t.time(), t.proof())
+                                .encode()));
+            }
+            store.append(AppendRequest.of("log", stamps, ("under " + transport).getBytes(StandardCharsets.UTF_8)));
             client.release(renewed, null, null);
             // The keys call on the session names the published key.
             assertEquals(keys.keys().iterator().next().id(), client.publicKeys(a).get(0).id());

@@ -11,10 +11,12 @@ import org.leasehold.audit.SignedTimeProof;
 import org.leasehold.bag.LeaseStamp;
 import org.leasehold.engine.EmbeddedLeaseService;
 import org.leasehold.lease.LeaseService;
+import org.leasehold.remote.RemoteLeaseService;
 import org.leasehold.time.TimeSource;
 
 /**
- * Attaches a fresh signed time of the embedded engine to the witnesses of a frame, so that the store (and a verifier)
+ * Attaches a fresh signed time of the lease service (the embedded engine, or the lease server of the frame's first
+ * lease in remote mode) to the witnesses of a frame, so that the store (and a verifier)
  * can compare the frame's timestamp with the lease service's time at the write, not only at the grant or the last
  * renewal. One signed time serves every commit for {@link #REUSE_MICROS}, or half the store's signed-time bound if that
  * is less (so that a reused signed time is never what pushes a commit beyond the bound); then the next commit asks for
@@ -26,6 +28,7 @@ final class SignedTimes {
     static final long REUSE_MICROS = 200_000;
 
     private final EmbeddedLeaseService engine;
+    private final RemoteLeaseService remote;
     private final TimeSource time;
     private final long reuseMicros;
     private final SecureRandom random = new SecureRandom();
@@ -35,16 +38,17 @@ final class SignedTimes {
     /** @param boundMicros the store's signed-time bound ({@code SignedTimeBoundMillis}) */
     SignedTimes(LeaseService leases, TimeSource time, long boundMicros) {
         this.engine = leases instanceof EmbeddedLeaseService e && e.signer() != null ? e : null;
+        this.remote = leases instanceof RemoteLeaseService r ? r : null;
         this.time = time;
         this.reuseMicros = Math.min(REUSE_MICROS, boundMicros / 2);
     }
 
     /** {@code stamps} with a recent signed time attached to every witness (the stamps as they are without one). */
     List<LeaseStamp> attach(List<LeaseStamp> stamps) {
-        if (engine == null || stamps.isEmpty()) {
+        if ((engine == null && remote == null) || stamps.isEmpty() || !witnessed(stamps)) {
             return stamps;
         }
-        SignedTimeProof t = current();
+        SignedTimeProof t = current(stamps.get(0).name());
         if (t == null) {
             return stamps;
         }
@@ -65,7 +69,16 @@ final class SignedTimes {
         return out;
     }
 
-    private SignedTimeProof current() {
+    private static boolean witnessed(List<LeaseStamp> stamps) {
+        for (LeaseStamp s : stamps) {
+            if (s.witnessLength() > 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private SignedTimeProof current(String name) {
         long now = time.nowMicros();
         SignedTimeProof t = latest;
         if (t != null && now - fetchedAt < reuseMicros && now >= fetchedAt) {
@@ -74,12 +87,12 @@ final class SignedTimes {
         byte[] nonce = new byte[16];
         random.nextBytes(nonce);
         try {
-            t = engine.signedTime(nonce).get(1, TimeUnit.SECONDS);
+            t = engine != null ? engine.signedTime(nonce).get(1, TimeUnit.SECONDS) : remote.signedTime(name, nonce);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return latest;
         } catch (Exception e) {
-            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4403 no signed time from the embedded lease service: "
+            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4403 no signed time from the lease service: "
                     + e + "; frames carry the signed time of their witnesses only");
             return latest;
         }

@@ -56,7 +56,7 @@ final class AcquireSession implements SessionChannel {
     @Override
     public CompletableFuture<Lease> acquire(AcquireRequest request, boolean callerWaits) {
         CompletableFuture<Lease> f = new CompletableFuture<>();
-        send(request.getRequestId(), f, requests.acquisitions, SessionRequest.newBuilder().setAcquire(request).build());
+        send(request.getRequestId(), f, requests.acquisitions, SessionRequest.newBuilder().setAcquire(request).setWantsSeals(true).build());
         return f;
     }
 
@@ -84,7 +84,7 @@ final class AcquireSession implements SessionChannel {
     @Override
     public CompletableFuture<SessionReply> call(long requestId, SessionRequest.Builder request) {
         CompletableFuture<SessionReply> f = new CompletableFuture<>();
-        send(requestId, f, requests.calls, request.setRequestId(requestId).build());
+        send(requestId, f, requests.calls, request.setRequestId(requestId).setWantsSeals(true).build());
         return f;
     }
 
@@ -204,12 +204,13 @@ final class AcquireSession implements SessionChannel {
                 }
             }
             requests.failAll(this, why);
+            endpoint.proofs.sessionEnded(endpoint.address, why.getMessage());
         }
 
         @Override
         public void onNext(SessionReplies batch) {
             for (SessionReply r : batch.getRepliesList()) {
-                requests.answer(r, endpoint.address, orphans);
+                requests.answer(r, endpoint.address, endpoint.proofs, orphans);
             }
         }
 

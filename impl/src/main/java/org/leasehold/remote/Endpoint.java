@@ -1,14 +1,18 @@
 package org.leasehold.remote;
 
+import java.security.SecureRandom;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.LongSupplier;
 
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
+
+import com.google.protobuf.ByteString;
 
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -37,7 +41,12 @@ import org.leasehold.wire.Protocol;
 import org.leasehold.wire.SocketTls;
 import org.leasehold.wire.proto.InfoReply;
 import org.leasehold.wire.proto.InfoRequest;
+import org.leasehold.wire.proto.KeysReply;
+import org.leasehold.wire.proto.KeysRequest;
+import org.leasehold.wire.proto.LeaseError;
 import org.leasehold.wire.proto.LeaseholdGrpc;
+import org.leasehold.wire.proto.SignedTimeReply;
+import org.leasehold.wire.proto.TimeRequest;
 
 /**
  * One lease server as the client sees it: its HTTP/2 connections ({@link RemoteClientConfig#connections()}, one by
@@ -51,6 +60,7 @@ import org.leasehold.wire.proto.LeaseholdGrpc;
  */
 final class Endpoint implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Endpoint.class.getName());
+    private static final SecureRandom NONCES = new SecureRandom();
 
     final String address;
     /** The first connection: unary calls. */
@@ -67,6 +77,10 @@ final class Endpoint implements AutoCloseable {
     private final TimeSource local;
     private final RemoteClientConfig config;
     private final ClockSync clock = new ClockSync();
+    /** The proofs of witnesses this server's sessions still owe ({@code WitnessSeals}). */
+    final PendingProofs proofs = new PendingProofs();
+    /** The server's pinned keys and signed time, and whether this process's clock is close enough to it. */
+    final SignedClock signed;
     private volatile InfoReply info;
     /** Whether the server runs on a test clock, once known (it does not change across its restarts). */
     private volatile Boolean testClock;
@@ -77,6 +91,7 @@ final class Endpoint implements AutoCloseable {
         this.address = address;
         this.config = config;
         this.local = local;
+        this.signed = new SignedClock(address, config.maxClockError());
         int n = config.connections();
         this.channels = new ManagedChannel[n];
         this.laneStubs = new LeaseholdGrpc.LeaseholdStub[n];
@@ -151,7 +166,68 @@ final class Endpoint implements AutoCloseable {
             info = r;
             clock.sample(t0, r.getNowMicros(), t1);
         }
+        try {
+            checkSignedTime();
+        } catch (LeaseException e) {
+            LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-3101 clock sample from {0} failed: {1}", address,
+                    e.getMessage());
+        }
         scheduleSync();
+    }
+
+    /**
+     * Asks the server for a signed time over a fresh nonce, verifies it against the pinned keys and compares this
+     * process's clock with it ({@link SignedClock#check}). Nothing is checked against a server on a test clock (its
+     * time is not the time), a server that signs nothing, or one of an earlier release (no such call).
+     *
+     * @throws LeaseException the server did not answer, or its answer does not verify (then acquisitions are refused
+     *                        until a later check passes)
+     */
+    void checkSignedTime() throws LeaseException {
+        InfoReply i = info;
+        if (i != null && i.getTestClock()) {
+            return;
+        }
+        byte[] nonce = new byte[16];
+        NONCES.nextBytes(nonce);
+        long t0 = local.nowMicros();
+        SignedTimeReply r;
+        try {
+            r = blocking.withDeadlineAfter(config.callTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                    .signTime(TimeRequest.newBuilder().setNonce(ByteString.copyFrom(nonce)).build());
+        } catch (StatusRuntimeException e) {
+            if (e.getStatus().getCode() == Status.Code.UNIMPLEMENTED) {
+                return;
+            }
+            throw failure(e.getStatus());
+        }
+        long t1 = local.nowMicros();
+        if (r.hasError() && r.getError().getKind() == LeaseError.Kind.UNAVAILABLE) {
+            return;
+        }
+        try {
+            signed.check(t0, signed.verify(nonce, r, this::fetchKeys), t1);
+        } catch (LeaseServiceUnavailableException refused) {
+            signed.refuse(refused.getMessage());
+            throw refused;
+        }
+    }
+
+    /** The server's public keys (one call). */
+    KeysReply fetchKeys() throws LeaseException {
+        return call(() -> blocking.withDeadlineAfter(config.callTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                .keys(KeysRequest.getDefaultInstance()));
+    }
+
+    /**
+     * Refuses an acquisition while this process's clock is too far from the server's signed time (or the server's
+     * signed time did not verify): the message says by how much and what to do.
+     */
+    void refuseIfClockOff() throws LeaseServiceUnavailableException {
+        String why = signed.refusal();
+        if (why != null) {
+            throw new LeaseServiceUnavailableException(null, why);
+        }
     }
 
     private void scheduleSync() {
@@ -190,6 +266,15 @@ final class Endpoint implements AutoCloseable {
                     @Override
                     public void onCompleted() {
                         scheduleSync();
+                        // The signed time takes blocking calls: not on the transport's or the timer's thread.
+                        CompletableFuture.runAsync(() -> {
+                            try {
+                                checkSignedTime();
+                            } catch (LeaseException e) {
+                                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-3101 clock sample from {0} failed: {1}",
+                                        address, e.getMessage());
+                            }
+                        });
                     }
                 });
     }

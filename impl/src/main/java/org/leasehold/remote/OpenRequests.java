@@ -46,10 +46,17 @@ final class OpenRequests<C> {
 
     /**
      * Hands one answer to the request it answers. A grant nobody waits for any more (the acquisition was given up
-     * before it arrived) is released through {@code orphans}; a grant for an unknown id is not ours to release.
+     * before it arrived) is released through {@code orphans}; a grant for an unknown id is not ours to release. The
+     * proofs of witnesses that follow their lease's answer go to {@code proofs}, and so do the witnesses of leases
+     * answered here.
      */
-    void answer(SessionReply r, String server, SessionChannel.Orphans orphans) {
+    void answer(SessionReply r, String server, PendingProofs proofs, SessionChannel.Orphans orphans) {
         long id = r.getRequestId();
+        if (r.getResultCase() == SessionReply.ResultCase.SEALS) {
+            // Not an answer: the proofs of an answered lease's witnesses, pushed when their batch was signed.
+            proofs.arrived(r.getSeals(), server);
+            return;
+        }
         Open<SessionReply, C> call = take(calls, id);
         if (call != null) {
             call.future.complete(r);
@@ -65,7 +72,7 @@ final class OpenRequests<C> {
         Open<Lease, C> open = take(acquisitions, id);
         CompletableFuture<Lease> f = open == null ? null : open.future;
         if (r.hasLease()) {
-            Lease lease = ProtoCodec.lease(r.getLease());
+            Lease lease = ProtoCodec.lease(r.getLease(), proofs);
             if (f == null) {
                 LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-3103 answer for unknown request {0} from {1} dropped",
                         Long.toHexString(id), server);

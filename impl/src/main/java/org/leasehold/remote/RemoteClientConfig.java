@@ -44,11 +44,14 @@ import org.leasehold.wire.SpinWait;
  * @param spinWait           on the socket transport, how long a thread waiting alone for its answer waits actively
  *                           (yielding its core at every turn) before it blocks in a read; default
  *                           {@link SpinWait#DEFAULT} (50 µs), zero turns it off, at most {@link SpinWait#MAX} (10 ms)
+ * @param maxClockError      how far this process's own clock may be from a signing server's signed time (beyond its
+ *                           radius and the round trip) before the client refuses to use that server; default 1 s (the
+ *                           bag store's bound between a message's timestamp and its signed time)
  */
 public record RemoteClientConfig(List<String> servers, List<String> previousServers, Instant migrationStartedAt,
         Path trustCertificates, Path clientCertificate, Path clientKey, String authority, String token,
         Duration callTimeout, Duration keepAliveTime, Duration clockSyncInterval, int maxInboundMessageBytes,
-        int connections, String process, Transport transport, Duration spinWait) {
+        int connections, String process, Transport transport, Duration spinWait, Duration maxClockError) {
 
     /** How lease calls travel to the servers. */
     public enum Transport {
@@ -73,7 +76,8 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
     /** The property keys {@link #fromProperties} understands. */
     public static final Set<String> KEYS = Set.of("servers", "previousServers", "migrationStartedAt", "tlsTrustFile",
             "tlsCertFile", "tlsKeyFile", "tlsAuthority", "token", "tokenFile", "callTimeout", "keepAliveTime",
-            "clockSyncInterval", "maxInboundMessageBytes", "connections", "process", "transport", "spinWait");
+            "clockSyncInterval", "maxInboundMessageBytes", "connections", "process", "transport", "spinWait",
+            "maxClockError");
 
     public RemoteClientConfig {
         servers = List.copyOf(servers);
@@ -104,6 +108,7 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
      * <tr><td>process</td><td>this process's name for holder identities</td></tr>
      * <tr><td>transport</td><td>{@code grpc} (default) or {@code socket}: see {@link Transport}</td></tr>
      * <tr><td>spinWait</td><td>a duration ({@code 50us}, {@code 0} for off): see {@link #spinWait}</td></tr>
+     * <tr><td>maxClockError</td><td>a duration ({@code 1s}): see {@link #maxClockError}</td></tr>
      * </table>
      */
     public static RemoteClientConfig fromProperties(Map<String, String> properties) {
@@ -190,6 +195,9 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
         if (properties.containsKey("spinWait")) {
             b.spinWait(Check.duration("spinWait", properties.get("spinWait")));
         }
+        if (properties.containsKey("maxClockError")) {
+            b.maxClockError(Check.duration("maxClockError", properties.get("maxClockError")));
+        }
         return b.build();
     }
 
@@ -231,6 +239,7 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
         Check.inRange("connections", connections, 1, MAX_CONNECTIONS,
                 " connections to each server (default 1; about one per core of the client is plenty)");
         SpinWait.checked("spinWait", spinWait);
+        Check.positive("maxClockError", maxClockError);
         return this;
     }
 
@@ -267,6 +276,7 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
         private String process;
         private Transport transport = Transport.GRPC;
         private Duration spinWait = SpinWait.DEFAULT;
+        private Duration maxClockError = Duration.ofSeconds(1);
 
         private Builder(List<String> servers) {
             this.servers = new ArrayList<>(servers);
@@ -362,10 +372,16 @@ public record RemoteClientConfig(List<String> servers, List<String> previousServ
             return this;
         }
 
+        /** How far this process's clock may be from a signing server's signed time (default 1 s). */
+        public Builder maxClockError(Duration v) {
+            maxClockError = v;
+            return this;
+        }
+
         public RemoteClientConfig build() {
             return new RemoteClientConfig(servers, previousServers, migrationStartedAt, trust, cert, key, authority, token,
                     callTimeout, keepAliveTime, clockSyncInterval, maxInboundMessageBytes, connections, process, transport,
-                    spinWait).validate();
+                    spinWait, maxClockError).validate();
         }
     }
 

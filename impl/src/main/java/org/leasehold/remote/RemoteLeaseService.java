@@ -15,6 +15,10 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
+import com.google.protobuf.ByteString;
+
+import org.leasehold.audit.PublishedKey;
+import org.leasehold.audit.SignedTimeProof;
 import org.leasehold.lease.HolderStatus;
 import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.InvalidLeaseRequestException.Reason;
@@ -40,10 +44,12 @@ import org.leasehold.wire.proto.CheckRequest;
 import org.leasehold.wire.proto.EchoRequest;
 import org.leasehold.wire.proto.InspectReply;
 import org.leasehold.wire.proto.InspectRequest;
+import org.leasehold.wire.proto.KeysRequest;
 import org.leasehold.wire.proto.ReleaseRequest;
 import org.leasehold.wire.proto.RenewRequest;
 import org.leasehold.wire.proto.SessionReply;
 import org.leasehold.wire.proto.SessionRequest;
+import org.leasehold.wire.proto.TimeRequest;
 import org.leasehold.wire.proto.UpgradeRequest;
 
 /**
@@ -289,7 +295,7 @@ public final class RemoteLeaseService implements LeaseService {
             }
             SessionReply r = calls.call(p.endpoint(), p.lease().grants().get(0).name(), "upgrade",
                     SessionRequest.newBuilder().setUpgrade(b), SessionReply.ResultCase.LEASE);
-            done.add(new Part(p.endpoint(), ProtoCodec.lease(r.getLease())));
+            done.add(new Part(p.endpoint(), ProtoCodec.lease(r.getLease(), p.endpoint().proofs)));
         }
         return leaseParts.merge(lease, parts, done);
     }
@@ -328,7 +334,7 @@ public final class RemoteLeaseService implements LeaseService {
             }
             SessionReply r = calls.call(p.endpoint(), p.lease().grants().get(0).name(), "renewal",
                     SessionRequest.newBuilder().setRenew(b), SessionReply.ResultCase.LEASE);
-            done.add(new Part(p.endpoint(), ProtoCodec.lease(r.getLease())));
+            done.add(new Part(p.endpoint(), ProtoCodec.lease(r.getLease(), p.endpoint().proofs)));
         }
         return leaseParts.merge(lease, parts, done);
     }
@@ -389,6 +395,41 @@ public final class RemoteLeaseService implements LeaseService {
         calls.call(e, name, "echo", SessionRequest.newBuilder().setEcho(EchoRequest.getDefaultInstance()),
                 SessionReply.ResultCase.ECHO);
         return Duration.ofNanos((local.nowMicros() - t0) * 1_000L);
+    }
+
+    /**
+     * A signed time of the server {@code name} belongs to, over {@code nonce} (Roughtime-style), asked on the session
+     * of the lease calls (either transport) and verified against that server's pinned keys: its time and radius, to
+     * attach to a frame's witnesses ({@code FrameWitness.withTime}) so that the store compares the frame's timestamp
+     * with the service's time at the write.
+     *
+     * @param nonce 0 to 64 random bytes (16 suffice)
+     * @throws LeaseServiceUnavailableException the server signs nothing, did not answer, or its answer does not verify
+     */
+    public SignedTimeProof signedTime(String name, byte[] nonce) throws LeaseException {
+        if (name == null || nonce == null) {
+            throw new InvalidLeaseRequestException(Reason.NULL_ARGUMENT, "a signed time request needs a name (it picks "
+                    + "the server) and a nonce");
+        }
+        Endpoint e = routing.primary(name);
+        SessionReply r = calls.call(e, name, "time request", SessionRequest.newBuilder().setTime(
+                TimeRequest.newBuilder().setNonce(ByteString.copyFrom(nonce))), SessionReply.ResultCase.SIGNED_TIME);
+        return e.signed.verify(nonce, r.getSignedTime(), e::fetchKeys);
+    }
+
+    /**
+     * The public keys of the server {@code name} belongs to, asked on the session of the lease calls (the current
+     * key first); empty when it signs nothing. What a verifier needs when the server does not publish its keys into
+     * the bag store ({@code --publish-keys}).
+     */
+    public List<PublishedKey> publicKeys(String name) throws LeaseException {
+        if (name == null) {
+            throw new InvalidLeaseRequestException(Reason.NULL_ARGUMENT, "publicKeys needs a name (it picks the server)");
+        }
+        Endpoint e = routing.primary(name);
+        SessionReply r = calls.call(e, name, "keys request", SessionRequest.newBuilder().setKeys(
+                KeysRequest.getDefaultInstance()), SessionReply.ResultCase.KEYS);
+        return List.copyOf(e.signed.update(r.getKeys()).keys());
     }
 
     @Override

@@ -63,6 +63,7 @@ final class SessionCalls {
         }
         SessionChannel session;
         try {
+            e.refuseIfClockOff();
             session = session(e, names.get(0));
         } catch (LeaseException ex) {
             return CompletableFuture.failedFuture(ex);

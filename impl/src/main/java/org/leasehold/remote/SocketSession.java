@@ -94,7 +94,8 @@ final class SocketSession implements SessionChannel {
 
     @Override
     public CompletableFuture<Lease> acquire(AcquireRequest request, boolean callerWaits) {
-        return send(request.getRequestId(), requests.acquisitions, SessionRequest.newBuilder().setAcquire(request).build(), callerWaits);
+        return send(request.getRequestId(), requests.acquisitions, SessionRequest.newBuilder().setAcquire(request)
+                .setWantsSeals(true).build(), callerWaits);
     }
 
     @Override
@@ -110,7 +111,7 @@ final class SocketSession implements SessionChannel {
 
     @Override
     public CompletableFuture<SessionReply> call(long requestId, SessionRequest.Builder request) {
-        return send(requestId, requests.calls, request.setRequestId(requestId).build(), true);
+        return send(requestId, requests.calls, request.setRequestId(requestId).setWantsSeals(true).build(), true);
     }
 
     @Override
@@ -604,6 +605,7 @@ final class SocketSession implements SessionChannel {
                         e.getMessage());
             }
             requests.failAll(this, why);
+            endpoint.proofs.sessionEnded(endpoint.address, why.getMessage());
             LockSupport.unpark(background);
             for (Thread t : drivers) {
                 LockSupport.unpark(t);
@@ -633,6 +635,6 @@ final class SocketSession implements SessionChannel {
                     + "taken effect"));
             return;
         }
-        requests.answer(r, endpoint.address, orphans);
+        requests.answer(r, endpoint.address, endpoint.proofs, orphans);
     }
 }

@@ -3,9 +3,16 @@ package org.leasehold.wire;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+import com.google.protobuf.ByteString;
+
 
 import org.leasehold.lease.CorrelationId;
 import org.leasehold.lease.Ending;
+import org.leasehold.lease.GrantWitness;
 import org.leasehold.lease.HolderId;
 import org.leasehold.lease.HolderStatus;
 import org.leasehold.lease.InvalidLeaseRequestException;
@@ -323,10 +330,33 @@ public final class ProtoCodec {
         return b.build();
     }
 
+    /** How a client makes the {@link GrantWitness} of a grant it received. */
+    public interface WitnessReader {
+        /**
+         * The witness of {@code statement}: sealed at once with {@code frameWitness} if that is not empty, otherwise
+         * completed when the session brings the proof ({@code WitnessSeals}).
+         */
+        GrantWitness witness(byte[] statement, byte[] frameWitness);
+    }
+
+    /** A lease received without a session to bring proofs: witnesses only where the answer carried the proof. */
     public static Lease lease(org.leasehold.wire.proto.Lease l) {
+        return lease(l, (statement, frame) -> frame.length == 0 ? null
+                : new GrantWitness(statement, CompletableFuture.completedFuture(frame)));
+    }
+
+    /** A lease received, its grants' witnesses made by {@code witnesses} (none for a grant that carries none). */
+    public static Lease lease(org.leasehold.wire.proto.Lease l, WitnessReader witnesses) {
         List<LeaseGrant> grants = new ArrayList<>(l.getGrantsCount());
         for (org.leasehold.wire.proto.Grant g : l.getGrantsList()) {
-            grants.add(grant(g));
+            LeaseGrant grant = grant(g);
+            if (!g.getWitness().isEmpty()) {
+                GrantWitness w = witnesses.witness(g.getWitness().toByteArray(), g.getFrameWitness().toByteArray());
+                if (w != null) {
+                    grant = grant.withWitness(w);
+                }
+            }
+            grants.add(grant);
         }
         return new Lease(holder(l.getHolder()), mode(l.getMode()), kind(l.getKind()), instant(l.getGrantedAtMicros()),
                 instant(l.getDeadlineMicros()), grants);
@@ -343,9 +373,31 @@ public final class ProtoCodec {
         if (p.metadata() != null) {
             pb.setMetadata(p.metadata());
         }
-        return org.leasehold.wire.proto.Grant.newBuilder().setName(g.name()).setGeneration(g.generation())
-                .setCorrelationId(id(g.correlationId())).setFloorMicros(Micros.of(g.floor()))
-                .setWritableFromMicros(Micros.of(g.writableFrom())).setPredecessor(pb).build();
+        org.leasehold.wire.proto.Grant.Builder b = org.leasehold.wire.proto.Grant.newBuilder().setName(g.name())
+                .setGeneration(g.generation()).setCorrelationId(id(g.correlationId()))
+                .setFloorMicros(Micros.of(g.floor())).setWritableFromMicros(Micros.of(g.writableFrom()))
+                .setPredecessor(pb);
+        GrantWitness w = g.witness();
+        if (w != null) {
+            b.setWitness(ByteString.copyFrom(w.statement()));
+            byte[] sealed = sealedNow(w);
+            if (sealed != null) {
+                b.setFrameWitness(ByteString.copyFrom(sealed));
+            }
+        }
+        return b.build();
+    }
+
+    /** The frame witness of {@code w} if its batch is signed already, else null (also when signing failed). */
+    public static byte[] sealedNow(GrantWitness w) {
+        if (!w.isSealed()) {
+            return null;
+        }
+        try {
+            return w.sealed().toCompletableFuture().getNow(null);
+        } catch (CompletionException | CancellationException e) {
+            return null;
+        }
     }
 
     private static LeaseGrant grant(org.leasehold.wire.proto.Grant g) {

@@ -7,9 +7,18 @@ import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
 import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.Executor;
 
+import org.leasehold.audit.AuditFormatException;
+import org.leasehold.audit.AuditSigner;
+import org.leasehold.audit.KeyFiles;
+import org.leasehold.audit.PublishedKey;
+import org.leasehold.audit.PublishedKeys;
+import org.leasehold.audit.ServiceKeys;
+import org.leasehold.audit.SigningKey;
 import org.leasehold.backend.LeaseBackend;
 import org.leasehold.backend.LeaseBackends;
 import org.leasehold.engine.EmbeddedLeaseService;
@@ -42,13 +51,16 @@ final class EngineHolder {
     private final String backend;
     private volatile LeaseService engine;
     private volatile EngineConfig config;
+    private final AuditSigner signer;
+    private final List<PublishedKey> keys;
 
     /**
      * Takes the state directory (null: none) and starts the engine.
      *
      * @throws IOException the state directory cannot be created, locked or read; the message says what to do
      */
-    EngineHolder(EngineConfig config, Instant testClockStart, Path stateDir, String backend) throws IOException {
+    EngineHolder(EngineConfig config, Instant testClockStart, Path stateDir, String backend,
+            ServerConfig.Signing signing) throws IOException {
         this.testClock = testClockStart != null;
         this.backend = backend;
         this.stateDir = stateDir == null ? null : stateDir.toAbsolutePath();
@@ -87,12 +99,119 @@ final class EngineHolder {
         this.lockFile = lock;
         this.mark = m;
         this.time = testClock ? new ManualTimeSource(testClockStart) : new SystemTimeSource("leasehold-engine-timer");
-        this.engine = backend != null ? open(backend, config, time) : new EmbeddedLeaseService(config, time, mark);
+        AuditSigner s = null;
+        try {
+            s = backend != null || !signing.enabled() ? null : signer(signing, config, time, this.stateDir);
+        } catch (IOException | RuntimeException e) {
+            close(lock, m);
+            throw e;
+        }
+        this.signer = s;
+        this.keys = s == null ? List.of() : List.of(new PublishedKey(s.publicKey(), s.serviceId(), time.nowMicros(),
+                Long.MAX_VALUE, Long.MAX_VALUE));
+        if (backend != null && signing.enabled()) {
+            LOG.log(System.Logger.Level.INFO, "LEASEHOLD-8102 this lease server serves the backend {0}, whose grants "
+                    + "it does not make: it signs no witnesses and answers no time requests", backend.replaceAll(
+                    "password=[^&]*", "password=***"));
+        }
+        this.engine = backend != null ? open(backend, config, time) : new EmbeddedLeaseService(config, time, mark, signer);
         if (mark != null) {
             TimeMark.Recorded p = mark.previous();
             LOG.log(System.Logger.Level.INFO, "LEASEHOLD-2021 state directory {0}: {1}", this.stateDir, p == null
                     ? "no earlier time mark (a first start)" : "the last time mark, recorded at "
                             + Micros.toInstant(p.writtenAt()) + ", has horizon " + Micros.toInstant(p.horizon()));
+        }
+    }
+
+    /**
+     * The server's signer (docs/SERVER.md, "Signing"): its key from {@code --signing-key}, or from (or generated
+     * into) {@code <state dir>/signing/}, or else an ephemeral one; published into {@code --publish-keys} first.
+     */
+    private static AuditSigner signer(ServerConfig.Signing signing, EngineConfig config, TimeSource time, Path stateDir)
+            throws IOException {
+        NfsSafeFiles fs = new NfsSafeFiles();
+        SecureRandom random = new SecureRandom();
+        KeyFiles files = null;
+        SigningKey key;
+        String origin;
+        try {
+            if (signing.keyFile() != null) {
+                key = KeyFiles.read(signing.keyFile());
+                origin = "the key file " + signing.keyFile();
+            } else if (stateDir != null) {
+                files = new KeyFiles(fs, stateDir.resolve("signing"), "lease-server", random);
+                key = files.current();
+                origin = "the state directory's " + files.directory();
+            } else {
+                key = SigningKey.generate(random);
+                origin = null;
+            }
+        } catch (AuditFormatException | IOException e) {
+            throw new IOException("the signing key " + (signing.keyFile() != null ? signing.keyFile()
+                    : stateDir.resolve("signing")) + " cannot be used (" + e.getMessage() + "): give an Ed25519 "
+                    + "private key in PEM (PKCS#8) with --signing-key, remove the damaged key file, or --no-signing",
+                    e);
+        }
+        String serviceId = "lease-server/" + key.id();
+        long radius = Micros.of(config.clockErrorBound());
+        AuditSigner signer;
+        if (signing.publishTo() != null) {
+            if (!Files.isDirectory(signing.publishTo())) {
+                throw new IOException("--publish-keys " + signing.publishTo() + " is not a directory: give the root "
+                        + "of an existing bag store (its keys go into " + PublishedKeys.directory(signing.publishTo())
+                        + ")");
+            }
+            try {
+                signer = new ServiceKeys(files, new PublishedKeys(fs, signing.publishTo(), "lease-server"), serviceId)
+                        .start(key, radius, time.nowMicros());
+            } catch (AuditFormatException | IOException e) {
+                throw new IOException("the public key " + key.id() + " cannot be published into "
+                        + PublishedKeys.directory(signing.publishTo()) + " (" + e.getMessage() + "): give the root of "
+                        + "a bag store this server may write to with --publish-keys", e);
+            }
+        } else {
+            signer = new AuditSigner(key, serviceId, radius, ServiceKeys.DEFAULT_LINGER_MICROS,
+                    ServiceKeys.DEFAULT_MAX_BATCH);
+        }
+        if (origin == null) {
+            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-8101 this lease server signs with an ephemeral key {0} "
+                    + "(no --signing-key and no state directory): witnesses it signs verify only against the key it "
+                    + "serves now{1}; give --state-dir or --signing-key to keep one key across restarts", key.id(),
+                    signing.publishTo() != null ? " and publishes into " + PublishedKeys.directory(signing.publishTo())
+                            : "");
+        } else {
+            LOG.log(System.Logger.Level.INFO, "LEASEHOLD-8100 this lease server signs as {0} with key {1} from {2}{3}",
+                    serviceId, key.id(), origin, signing.publishTo() != null ? ", published into "
+                            + PublishedKeys.directory(signing.publishTo()) : "");
+        }
+        return signer;
+    }
+
+    /** The backend's specification, or null for the embedded engine. */
+    String backend() {
+        return backend;
+    }
+
+    /** The signer of the witnesses and time answers, or null when the server signs nothing. */
+    AuditSigner signer() {
+        return signer;
+    }
+
+    /** The public keys the server signs with (the current one first); empty when it signs nothing. */
+    List<PublishedKey> keys() {
+        return keys;
+    }
+
+    private static void close(FileChannel lock, TimeMarkFiles m) {
+        if (m != null) {
+            m.close();
+        }
+        if (lock != null) {
+            try {
+                lock.close();
+            } catch (IOException e) {
+                // The lock goes with the process anyway.
+            }
         }
     }
 
@@ -148,7 +267,7 @@ final class EngineHolder {
         }
         config = newConfig;
         engine = backend != null ? open(backend, newConfig, time)
-                : new EmbeddedLeaseService(newConfig, time, mark == null ? null : new FreshStart(mark));
+                : new EmbeddedLeaseService(newConfig, time, mark == null ? null : new FreshStart(mark), signer);
         old.close();
     }
 
@@ -172,6 +291,9 @@ final class EngineHolder {
 
     void close() {
         engine.close();
+        if (signer != null) {
+            signer.close();
+        }
         if (time instanceof SystemTimeSource s) {
             s.close();
         }

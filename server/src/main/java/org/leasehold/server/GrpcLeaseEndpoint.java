@@ -28,6 +28,8 @@ import org.leasehold.wire.proto.InfoReply;
 import org.leasehold.wire.proto.InfoRequest;
 import org.leasehold.wire.proto.InspectReply;
 import org.leasehold.wire.proto.InspectRequest;
+import org.leasehold.wire.proto.KeysReply;
+import org.leasehold.wire.proto.KeysRequest;
 import org.leasehold.wire.proto.LeaseReply;
 import org.leasehold.wire.proto.LeaseholdGrpc;
 import org.leasehold.wire.proto.ReleaseReply;
@@ -36,6 +38,8 @@ import org.leasehold.wire.proto.RenewRequest;
 import org.leasehold.wire.proto.ResetForTestRequest;
 import org.leasehold.wire.proto.SessionReplies;
 import org.leasehold.wire.proto.SessionRequests;
+import org.leasehold.wire.proto.SignedTimeReply;
+import org.leasehold.wire.proto.TimeRequest;
 import org.leasehold.wire.proto.UpgradeRequest;
 
 /**
@@ -49,6 +53,7 @@ final class GrpcLeaseEndpoint extends LeaseholdGrpc.LeaseholdImplBase {
     private final EngineHolder holder;
     private final LeaseAccess access;
     private final LeaseCalls calls;
+    private final Signatures signatures;
     private final LeaseSessions sessions;
     private final ServerMetrics metrics;
     /** The socket transport's port, told in {@link InfoReply}; 0 when there is none. */
@@ -60,6 +65,7 @@ final class GrpcLeaseEndpoint extends LeaseholdGrpc.LeaseholdImplBase {
         this.holder = calls.holder();
         this.access = access;
         this.calls = calls;
+        this.signatures = new Signatures(calls.holder());
         this.sessions = sessions;
         this.metrics = calls.metrics();
     }
@@ -127,9 +133,7 @@ final class GrpcLeaseEndpoint extends LeaseholdGrpc.LeaseholdImplBase {
         long start = System.nanoTime();
         try {
             Lease up = calls.upgrade(access.held(principal(), req.getLease(), "upgrade"), req);
-            out.onNext(LeaseReply.newBuilder().setLease(ProtoCodec.lease(up)).build());
-            out.onCompleted();
-            calls.done("upgrade", "ok", start);
+            answerSealed(out, up, "upgrade", start);
         } catch (LeaseException e) {
             reply(out, e, "upgrade", start);
         }
@@ -140,12 +144,24 @@ final class GrpcLeaseEndpoint extends LeaseholdGrpc.LeaseholdImplBase {
         long start = System.nanoTime();
         try {
             Lease renewed = calls.renew(access.held(principal(), req.getLease(), "renew"), req);
-            out.onNext(LeaseReply.newBuilder().setLease(ProtoCodec.lease(renewed)).build());
-            out.onCompleted();
-            calls.done("renew", "ok", start);
+            answerSealed(out, renewed, "renew", start);
         } catch (LeaseException e) {
             reply(out, e, "renew", start);
         }
+    }
+
+    /** Answers a unary call with {@code lease} once its witnesses are signed: a unary answer carries their proofs. */
+    private void answerSealed(StreamObserver<LeaseReply> out, Lease lease, String op, long start) {
+        Signatures.sealed(lease).thenAccept(wire -> {
+            try {
+                out.onNext(LeaseReply.newBuilder().setLease(wire).build());
+                out.onCompleted();
+            } catch (RuntimeException gone) {
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2102 answer to a gone call dropped: {0}",
+                        gone.getMessage());
+            }
+            calls.done(op, "ok", start);
+        });
     }
 
     @Override
@@ -247,6 +263,27 @@ final class GrpcLeaseEndpoint extends LeaseholdGrpc.LeaseholdImplBase {
     @Override
     public void info(InfoRequest req, StreamObserver<InfoReply> out) {
         out.onNext(info());
+        out.onCompleted();
+    }
+
+    @Override
+    public void signTime(TimeRequest req, StreamObserver<SignedTimeReply> out) {
+        long start = System.nanoTime();
+        signatures.signTime(req).thenAccept(reply -> {
+            try {
+                out.onNext(reply);
+                out.onCompleted();
+            } catch (RuntimeException gone) {
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2102 answer to a gone call dropped: {0}",
+                        gone.getMessage());
+            }
+            calls.done("time", reply.hasError() ? "unavailable" : "ok", start);
+        });
+    }
+
+    @Override
+    public void keys(KeysRequest req, StreamObserver<KeysReply> out) {
+        out.onNext(signatures.keys());
         out.onCompleted();
     }
 

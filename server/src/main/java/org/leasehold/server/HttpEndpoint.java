@@ -14,7 +14,8 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 
 /**
- * The operator's HTTP endpoint: {@code /metrics} (Prometheus text format), {@code /health} (liveness: 200 while the
+ * The operator's HTTP endpoint: {@code /metrics} (Prometheus text format), {@code /keys} (the public signing keys,
+ * JSON), {@code /health} (liveness: 200 while the
  * process serves) and {@code /ready} (readiness: 200 while the engine grants; 503 during its quiet period, while its
  * clock is behind the time mark, while the time mark cannot be recorded, and while shutting down). Health answers are
  * JSON.
@@ -30,6 +31,9 @@ final class HttpEndpoint implements AutoCloseable {
         Map<String, Object> health();
 
         boolean ready();
+
+        /** The public keys the server signs with ({@code GET /keys}). */
+        Map<String, Object> keys();
     }
 
     HttpEndpoint(InetSocketAddress address, ServerMetrics metrics, Status status) throws IOException {
@@ -65,8 +69,14 @@ final class HttpEndpoint implements AutoCloseable {
             body.putAll(status.health());
             send(ex, ready ? 200 : 503, "application/json", JSON.writeValueAsBytes(body));
         });
+        server.createContext("/keys", ex -> {
+            if (!get(ex)) {
+                return;
+            }
+            send(ex, 200, "application/json", JSON.writeValueAsBytes(status.keys()));
+        });
         server.createContext("/", ex -> send(ex, 404, "text/plain; charset=utf-8",
-                ("no such endpoint: " + ex.getRequestURI().getPath() + "; try /metrics, /health or /ready\n")
+                ("no such endpoint: " + ex.getRequestURI().getPath() + "; try /metrics, /health, /ready or /keys\n")
                         .getBytes(StandardCharsets.UTF_8)));
         server.start();
     }

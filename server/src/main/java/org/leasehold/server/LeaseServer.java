@@ -45,7 +45,8 @@ public final class LeaseServer implements AutoCloseable {
         this.config = config.validate();
         Credentials tokens = config.tokens() != null ? Credentials.read(config.tokens()) : null;
         AccessControl acl = config.acl() != null ? AccessControl.read(config.acl()) : AccessControl.allowAll();
-        this.holder = new EngineHolder(config.engine(), config.testClock(), config.stateDir(), config.backend());
+        this.holder = new EngineHolder(config.engine(), config.testClock(), config.stateDir(), config.backend(),
+                config.signing());
         metrics.clockBehind(() -> holder.embedded() == null ? 0 : holder.embedded().clockBehind().toNanos() / 1e9);
         GrantOwners owners = new GrantOwners();
         LeaseAccess access = new LeaseAccess(acl, owners);
@@ -201,6 +202,11 @@ public final class LeaseServer implements AutoCloseable {
     }
 
     private final class HealthView implements HttpEndpoint.Status {
+        @Override
+        public Map<String, Object> keys() {
+            return new Signatures(holder).keysView();
+        }
+
         @Override
         public Map<String, Object> health() {
             Map<String, Object> m = new LinkedHashMap<>();

@@ -123,6 +123,22 @@ public final class LeaseServerMain implements Callable<Integer> {
                     + "generations and floors go back with it. Only where the clock cannot step back.")
     boolean noStateDir;
 
+    @Option(names = "--signing-key", paramLabel = "PEM",
+            description = "The Ed25519 private key (PEM, PKCS#8) the server signs its witnesses and time answers with. "
+                    + "Default: a key generated into the state directory at the first start and kept across restarts; "
+                    + "without a state directory an ephemeral key (logged).")
+    Path signingKey;
+
+    @Option(names = "--publish-keys", paramLabel = "DIR",
+            description = "A bag store root: the server publishes its public keys into DIR/.leasehold/keys/ before it "
+                    + "signs, so that 'leasehold verify' on that store finds them.")
+    Path publishKeys;
+
+    @Option(names = "--no-signing",
+            description = "Sign nothing: grants carry no witnesses and time requests are refused (saves the signing "
+                    + "thread's CPU; the bag store then cannot prove which lease a message was written under).")
+    boolean noSigning;
+
     @Option(names = "--stripes", paramLabel = "N", defaultValue = "64",
             description = "Lock stripes of the engine (internal sharding), a power of two up to 256. "
                     + "Default: ${DEFAULT-VALUE}.")
@@ -242,7 +258,8 @@ public final class LeaseServerMain implements Callable<Integer> {
         Path state = noStateDir ? null : stateDir != null ? stateDir : Path.of(DEFAULT_STATE_DIR);
         return new ServerConfig(ServerConfig.address("--listen", listen), http, portFile, engine, maxWaiters,
                 maxWaitersPerConnection, maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl,
-                clock, exitWhenStdinCloses, drain, insecure, socket, backend == null ? state : null, backend).validate();
+                clock, exitWhenStdinCloses, drain, insecure, socket, backend == null ? state : null, backend,
+                new ServerConfig.Signing(!noSigning, signingKey, publishKeys)).validate();
     }
 
     @Override

@@ -30,7 +30,9 @@ import org.leasehold.wire.proto.SessionReplies;
 import org.leasehold.wire.proto.SessionReply;
 import org.leasehold.wire.proto.SessionRequest;
 import org.leasehold.wire.proto.SessionRequests;
+import org.leasehold.wire.proto.TimeRequest;
 import org.leasehold.wire.proto.UpgradeRequest;
+import org.leasehold.wire.proto.WitnessSeals;
 
 /**
  * The session stream of both transports: one client's lease requests handled in order, its waiting acquisitions kept
@@ -43,6 +45,7 @@ final class LeaseSessions {
 
     private final LeaseAccess access;
     private final LeaseCalls calls;
+    private final Signatures signatures;
     private final ServerMetrics metrics;
     private final int maxWaiters;
     private final int maxWaitersPerConnection;
@@ -56,6 +59,7 @@ final class LeaseSessions {
     LeaseSessions(LeaseAccess access, LeaseCalls calls, int maxWaiters, int maxWaitersPerConnection) {
         this.access = access;
         this.calls = calls;
+        this.signatures = new Signatures(calls.holder());
         this.metrics = calls.metrics();
         this.maxWaiters = maxWaiters;
         this.maxWaitersPerConnection = maxWaitersPerConnection;
@@ -128,7 +132,7 @@ final class LeaseSessions {
 
     private void handle(Session session, SessionRequest r) {
         switch (r.getRequestCase()) {
-            case RELEASE, RENEW, UPGRADE, ECHO -> {
+            case RELEASE, RENEW, UPGRADE, ECHO, TIME, KEYS -> {
                 if (session.waitingById.containsKey(r.getRequestId())) {
                     session.error(r.getRequestId(), r.getRequestCase().name().toLowerCase(java.util.Locale.ROOT),
                             RequestChecks.duplicateId(r.getRequestId()), System.nanoTime());
@@ -140,13 +144,16 @@ final class LeaseSessions {
             }
         }
         switch (r.getRequestCase()) {
-            case ACQUIRE -> session.acquire(r.getAcquire());
+            case ACQUIRE -> session.acquire(r.getAcquire(), r.getWantsSeals());
             case WITHDRAW -> session.withdraw(r.getWithdraw().getRequestId());
             case RELEASE -> session.release(r.getRequestId(), r.getRelease());
-            case RENEW -> session.renew(r.getRequestId(), r.getRenew());
-            case UPGRADE -> session.upgrade(r.getRequestId(), r.getUpgrade());
+            case RENEW -> session.renew(r.getRequestId(), r.getRenew(), r.getWantsSeals());
+            case UPGRADE -> session.upgrade(r.getRequestId(), r.getUpgrade(), r.getWantsSeals());
             case ECHO -> session.send(SessionReply.newBuilder().setRequestId(r.getRequestId())
                     .setEcho(r.getEcho().getPayload()).build());
+            case TIME -> session.signTime(r.getRequestId(), r.getTime());
+            case KEYS -> session.send(SessionReply.newBuilder().setRequestId(r.getRequestId())
+                    .setKeys(signatures.keys()).build());
             default -> session.send(SessionReply.newBuilder().setRequestId(r.getRequestId())
                     .setError(ProtoCodec.error(RequestChecks.unknownRequest(r))).build());
         }
@@ -155,6 +162,11 @@ final class LeaseSessions {
     /** An operation on a held lease, as answered on the session stream. */
     private interface HeldCall {
         SessionReply.Builder apply(Held held) throws LeaseException;
+    }
+
+    /** An operation on a held lease that answers with the lease. */
+    private interface HeldLeaseCall {
+        Lease apply(Held held) throws LeaseException;
     }
 
     /** An answer waiting to go out; a grant's lease is released if the answer cannot be delivered. */
@@ -272,14 +284,50 @@ final class LeaseSessions {
                     .setEndedAtMicros(Micros.of(calls.release(principal, held, req))));
         }
 
-        void renew(long id, RenewRequest req) {
-            onHeld(id, req.getLease(), "renew",
-                    held -> SessionReply.newBuilder().setLease(ProtoCodec.lease(calls.renew(held, req))));
+        void renew(long id, RenewRequest req, boolean seals) {
+            onHeldLease(id, req.getLease(), "renew", seals, held -> calls.renew(held, req));
         }
 
-        void upgrade(long id, UpgradeRequest req) {
-            onHeld(id, req.getLease(), "upgrade",
-                    held -> SessionReply.newBuilder().setLease(ProtoCodec.lease(calls.upgrade(held, req))));
+        void upgrade(long id, UpgradeRequest req, boolean seals) {
+            onHeldLease(id, req.getLease(), "upgrade", seals, held -> calls.upgrade(held, req));
+        }
+
+        /** Runs an operation on a held lease that answers with the lease, then sends its witnesses' proofs. */
+        private void onHeldLease(long id, LeaseRef ref, String op, boolean seals, HeldLeaseCall call) {
+            long start = System.nanoTime();
+            try {
+                Lease lease = call.apply(access.held(principal, ref, op));
+                sendLease(id, lease, null, seals);
+                calls.done(op, "ok", start);
+            } catch (LeaseException e) {
+                error(id, op, e, start);
+            }
+        }
+
+        /**
+         * Sends a lease answer and, when its witnesses' batch was not yet signed, their proofs after it (a
+         * {@code WitnessSeals} push tagged with the same request id; queued after the answer, so it follows it on the
+         * stream), if the request asked for them ({@code wantsSeals}). False if the session has ended.
+         */
+        private boolean sendLease(long id, Lease lease, Lease grant, boolean seals) {
+            org.leasehold.wire.proto.Lease wire = ProtoCodec.lease(lease);
+            if (!send(SessionReply.newBuilder().setRequestId(id).setLease(wire).build(), grant)) {
+                return false;
+            }
+            CompletableFuture<WitnessSeals> proofs = seals ? Signatures.seals(lease, wire) : null;
+            if (proofs != null) {
+                proofs.thenAccept(s -> send(SessionReply.newBuilder().setRequestId(id).setSeals(s).build()));
+            }
+            return true;
+        }
+
+        /** Answers a time request once its batch is signed. */
+        void signTime(long id, TimeRequest req) {
+            long start = System.nanoTime();
+            signatures.signTime(req).thenAccept(reply -> {
+                send(SessionReply.newBuilder().setRequestId(id).setSignedTime(reply).build());
+                calls.done("time", reply.hasError() ? "unavailable" : "ok", start);
+            });
         }
 
         /** Runs an operation on a held lease and answers with its result or its error. */
@@ -293,7 +341,7 @@ final class LeaseSessions {
             }
         }
 
-        void acquire(AcquireRequest req) {
+        void acquire(AcquireRequest req, boolean seals) {
             long start = System.nanoTime();
             long id = req.getRequestId();
             if (waitingById.containsKey(id)) {
@@ -323,7 +371,7 @@ final class LeaseSessions {
                 if (mayWait) {
                     unreserve();
                 }
-                answer(id, f, start);
+                answer(id, f, start, seals);
                 return;
             }
             if (!mayWait) {
@@ -341,7 +389,7 @@ final class LeaseSessions {
                 }
                 metrics.waits.labelValues(failure == null ? "granted" : LeaseCalls.outcome(LeaseCalls.unwrap(failure)))
                         .observe((System.nanoTime() - start) / 1e9);
-                answer(id, f, start);
+                answer(id, f, start, seals);
             });
             if (ended) {
                 f.cancel(false);
@@ -377,7 +425,7 @@ final class LeaseSessions {
         }
 
         /** Sends the outcome of a completed engine future; a grant nobody can receive is released. */
-        private void answer(long id, CompletableFuture<Lease> f, long start) {
+        private void answer(long id, CompletableFuture<Lease> f, long start, boolean seals) {
             Lease lease = null;
             Throwable failure = null;
             try {
@@ -390,7 +438,7 @@ final class LeaseSessions {
             if (lease != null) {
                 // Recorded before the answer goes out: nobody can name this grant before its owner is known.
                 calls.owners().granted(principal, lease, calls.holder().time().nowMicros());
-                if (send(SessionReply.newBuilder().setRequestId(id).setLease(ProtoCodec.lease(lease)).build(), lease)) {
+                if (sendLease(id, lease, lease, seals)) {
                     calls.done("acquire", "granted", start);
                 } else {
                     calls.releaseUnwanted(lease, "its session ended before the grant could be sent");

@@ -38,11 +38,12 @@ import org.leasehold.wire.SpinWait;
  *                                 clock steps back across a restart)
  * @param backend                  the lease service to serve instead of the embedded engine, as a backend's
  *                                 specification ({@code etcd://<host:port>,...[?options]}), or null for the engine
+ * @param signing                  how the server signs its witnesses and time answers ({@link Signing})
  */
 public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListen, Path portFile, EngineConfig engine,
         int maxWaiters, int maxWaitersPerConnection, int maxCallsPerConnection, int maxMessageBytes, Path tlsCert,
         Path tlsKey, Path tlsClientCa, Path tokens, Path acl, Instant testClock, boolean exitWhenStdinCloses,
-        Duration drainTimeout, boolean insecure, SocketSettings socket, Path stateDir, String backend) {
+        Duration drainTimeout, boolean insecure, SocketSettings socket, Path stateDir, String backend, Signing signing) {
 
     /**
      * The socket transport ({@link SocketTransport}).
@@ -62,13 +63,29 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
     }
 
     /**
+     * How the lease server signs (docs/SERVER.md, "Signing"): with a key from {@code keyFile} (PEM, PKCS#8 Ed25519), or
+     * else one generated into the state directory (kept across restarts), or else an ephemeral one; its public keys
+     * published into the bag store root {@code publishTo} if given.
+     *
+     * @param enabled   false: the server signs nothing (grants carry no witnesses, time requests are refused)
+     * @param keyFile   the PEM private key, or null
+     * @param publishTo a bag store root whose {@code .leasehold/keys/} receives the public keys, or null
+     */
+    public record Signing(boolean enabled, Path keyFile, Path publishTo) {
+        /** Signing on, key in the state directory (or ephemeral), published nowhere. */
+        public static final Signing DEFAULT = new Signing(true, null, null);
+        /** Signing off. */
+        public static final Signing OFF = new Signing(false, null, null);
+    }
+
+    /**
      * Defaults for tests and embedding: loopback, any free port, no metrics endpoint, no security, no state directory
      * (give one with {@link #withStateDir}).
      */
     public static ServerConfig loopback(EngineConfig engine) {
         return new ServerConfig(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), null, null, engine, 100_000,
                 10_000, 10_000, 1 << 20, null, null, null, null, null, null, false, Duration.ofSeconds(5), false, null,
-                null, null);
+                null, null, Signing.DEFAULT);
     }
 
     /** Checks the settings together; the message says what to change. */
@@ -102,6 +119,11 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
             }
         }
         Check.notNegative("--drain-timeout", drainTimeout);
+        if (!signing.enabled() && (signing.keyFile() != null || signing.publishTo() != null)) {
+            throw new IllegalArgumentException("--no-signing contradicts " + (signing.keyFile() != null
+                    ? "--signing-key " + signing.keyFile() : "--publish-keys " + signing.publishTo())
+                    + ": give either");
+        }
         return this;
     }
 
@@ -138,54 +160,60 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
     public ServerConfig withEngine(EngineConfig e) {
         return new ServerConfig(listen, httpListen, portFile, e, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
-                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir, backend);
+                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir, backend, signing);
     }
 
     public ServerConfig withTestClock(Instant start) {
         return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, start,
-                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir, backend);
+                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir, backend, signing);
     }
 
     public ServerConfig withHttpListen(InetSocketAddress a) {
         return new ServerConfig(listen, a, portFile, engine, maxWaiters, maxWaitersPerConnection, maxCallsPerConnection,
                 maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock, exitWhenStdinCloses, drainTimeout,
-                insecure, socket, stateDir, backend);
+                insecure, socket, stateDir, backend, signing);
     }
 
     public ServerConfig withSecurity(Path cert, Path key, Path clientCa, Path tokenFile, Path aclFile) {
         return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, cert, key, clientCa, tokenFile, aclFile, testClock,
-                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir, backend);
+                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir, backend, signing);
     }
 
     public ServerConfig withLimits(int waiters, int waitersPerConnection, int callsPerConnection, int messageBytes) {
         return new ServerConfig(listen, httpListen, portFile, engine, waiters, waitersPerConnection, callsPerConnection,
                 messageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock, exitWhenStdinCloses, drainTimeout,
-                insecure, socket, stateDir, backend);
+                insecure, socket, stateDir, backend, signing);
     }
 
     public ServerConfig withSocket(SocketSettings s) {
         return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
-                exitWhenStdinCloses, drainTimeout, insecure, s, stateDir, backend);
+                exitWhenStdinCloses, drainTimeout, insecure, s, stateDir, backend, signing);
     }
 
     public ServerConfig withStateDir(Path dir) {
         return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
-                exitWhenStdinCloses, drainTimeout, insecure, socket, dir, backend);
+                exitWhenStdinCloses, drainTimeout, insecure, socket, dir, backend, signing);
     }
 
     public ServerConfig withBackend(String spec) {
         return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
-                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir, spec);
+                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir, spec, signing);
+    }
+
+    public ServerConfig withSigning(Signing s) {
+        return new ServerConfig(listen, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
+                maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
+                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir, backend, s);
     }
 
     public ServerConfig withListen(InetSocketAddress a) {
         return new ServerConfig(a, httpListen, portFile, engine, maxWaiters, maxWaitersPerConnection,
                 maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl, testClock,
-                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir, backend);
+                exitWhenStdinCloses, drainTimeout, insecure, socket, stateDir, backend, signing);
     }
 }

@@ -1,0 +1,107 @@
+package org.leasehold.remote;
+
+import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.leasehold.lease.GrantWitness;
+import org.leasehold.wire.ProtoCodec;
+import org.leasehold.wire.proto.WitnessSeal;
+import org.leasehold.wire.proto.WitnessSeals;
+
+/**
+ * The proofs of the witnesses a server sent without them: a grant's answer carries the witness statement at once,
+ * and the frame witness follows on the same session when the server's batch is signed ({@code WitnessSeals}). Each
+ * witness's {@link GrantWitness#sealed()} completes when its proof arrives, whichever of the two comes first to this
+ * client (the answer is handed to the caller's thread, the push is read on the transport's). Keyed by the statement,
+ * which names the grant, the event and the service's time, so one registry serves every session of a client.
+ */
+final class PendingProofs implements ProtoCodec.WitnessReader {
+    private final Map<ByteBuffer, CompletableFuture<byte[]>> pending = new ConcurrentHashMap<>();
+
+    @Override
+    public GrantWitness witness(byte[] statement, byte[] frameWitness) {
+        if (frameWitness.length > 0) {
+            return new GrantWitness(statement, CompletableFuture.completedFuture(frameWitness));
+        }
+        ByteBuffer key = ByteBuffer.wrap(statement);
+        CompletableFuture<byte[]> f = pending.computeIfAbsent(key, k -> new CompletableFuture<>());
+        if (f.isDone()) {
+            // The proof came first: hand it over and forget it.
+            pending.remove(key, f);
+        }
+        return new GrantWitness(statement, f);
+    }
+
+    /** Completes the witnesses whose proofs (or signing failures) {@code seals} brings, from {@code server}. */
+    void arrived(WitnessSeals seals, String server) {
+        for (WitnessSeal s : seals.getSealsList()) {
+            byte[] frame = s.getFrameWitness().toByteArray();
+            byte[] statement = frame.length > 0 ? statementOf(frame) : s.getWitness().toByteArray();
+            if (statement == null) {
+                continue;
+            }
+            ByteBuffer key = ByteBuffer.wrap(statement);
+            CompletableFuture<byte[]> done = frame.length > 0 ? CompletableFuture.completedFuture(frame)
+                    : CompletableFuture.failedFuture(new IllegalStateException("lease server " + server
+                            + " could not sign the witness: " + s.getError()));
+            CompletableFuture<byte[]> waiting = take(key, done);
+            if (waiting != null) {
+                if (frame.length > 0) {
+                    waiting.complete(frame);
+                } else {
+                    waiting.completeExceptionally(new IllegalStateException("lease server " + server
+                            + " could not sign the witness: " + s.getError()));
+                }
+            }
+        }
+    }
+
+    /** Removes and returns the future waiting for {@code key}, or (none waits yet) leaves {@code done} for it. */
+    private CompletableFuture<byte[]> take(ByteBuffer key, CompletableFuture<byte[]> done) {
+        AtomicReference<CompletableFuture<byte[]>> waiting = new AtomicReference<>();
+        pending.compute(key, (k, v) -> {
+            if (v == null || v.isDone()) {
+                return done;
+            }
+            waiting.set(v);
+            return null;
+        });
+        return waiting.get();
+    }
+
+    /**
+     * A session of {@code server} ended: its proofs still due will not come. Their witnesses fail (a writer's
+     * {@link GrantWitness#await} says so; renewing the lease gives a new witness), and proofs nobody took are dropped.
+     */
+    void sessionEnded(String server, String why) {
+        for (Map.Entry<ByteBuffer, CompletableFuture<byte[]>> e : pending.entrySet()) {
+            if (pending.remove(e.getKey(), e.getValue()) && !e.getValue().isDone()) {
+                e.getValue().completeExceptionally(new IllegalStateException("the session with lease server " + server
+                        + " ended before the proof of this witness arrived (" + why + "); renew the lease to get a "
+                        + "new witness"));
+            }
+        }
+    }
+
+    /** How many proofs are due or waiting to be taken (tests). */
+    int size() {
+        return pending.size();
+    }
+
+    /** The witness statement inside a frame witness (FORMAT.md, "Frame witness"), or null if it is not one. */
+    private static byte[] statementOf(byte[] frame) {
+        if (frame.length < 8) {
+            return null;
+        }
+        int len = ((frame[6] & 0xff) << 8) | (frame[7] & 0xff);
+        if (8 + len > frame.length) {
+            return null;
+        }
+        byte[] s = new byte[len];
+        System.arraycopy(frame, 8, s, 0, len);
+        return s;
+    }
+}

@@ -1,0 +1,156 @@
+package org.leasehold.server;
+
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+import com.google.protobuf.ByteString;
+
+import org.leasehold.audit.AuditSigner;
+import org.leasehold.audit.PublishedKey;
+import org.leasehold.audit.SignedTime;
+import org.leasehold.lease.GrantWitness;
+import org.leasehold.lease.InvalidLeaseRequestException;
+import org.leasehold.lease.Lease;
+import org.leasehold.lease.LeaseServiceUnavailableException;
+import org.leasehold.wire.ProtoCodec;
+import org.leasehold.wire.proto.KeysReply;
+import org.leasehold.wire.proto.SignedTimeReply;
+import org.leasehold.wire.proto.TimeRequest;
+import org.leasehold.wire.proto.WitnessSeal;
+import org.leasehold.wire.proto.WitnessSeals;
+
+/**
+ * The server's signatures on the wire, for both transports and the unary calls: the proofs that follow a grant's
+ * witnesses ({@code WitnessSeals}), the answers to time requests, and the public keys. Nothing here waits: each
+ * answer is a future that the signer's next batch completes.
+ */
+final class Signatures {
+    private final EngineHolder holder;
+
+    Signatures(EngineHolder holder) {
+        this.holder = holder;
+    }
+
+    /** The public keys the server signs with, as the keys call answers them. */
+    KeysReply keys() {
+        KeysReply.Builder b = KeysReply.newBuilder().setSigning(holder.signer() != null);
+        for (PublishedKey k : holder.keys()) {
+            byte[] id = HexFormat.of().parseHex(k.id().toString());
+            b.addKeys(org.leasehold.wire.proto.PublicKey.newBuilder().setKeyId(ByteString.copyFrom(id))
+                    .setEd25519(ByteString.copyFrom(k.key().raw())).setServiceId(k.serviceId())
+                    .setValidFromMicros(k.validFrom()).setValidUntilMicros(k.validUntil()));
+        }
+        return b.build();
+    }
+
+    /** The public keys for {@code GET /keys}: {@code signing} and a list of keys, each as the keys file states it. */
+    Map<String, Object> keysView() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("signing", holder.signer() != null);
+        List<Map<String, Object>> keys = new ArrayList<>();
+        for (PublishedKey k : holder.keys()) {
+            Map<String, Object> key = new LinkedHashMap<>();
+            key.put("keyId", k.id().toString());
+            key.put("service", k.serviceId());
+            key.put("ed25519", k.key().base64());
+            key.put("validFrom", k.validFrom());
+            key.put("validUntil", k.validUntil() == Long.MAX_VALUE ? "open" : k.validUntil());
+            keys.add(key);
+        }
+        m.put("keys", keys);
+        return m;
+    }
+
+    /**
+     * Answers a time request: the server's time and radius over the client's nonce, signed in the next batch. A server
+     * that signs nothing answers UNAVAILABLE; a nonce longer than {@value SignedTime#MAX_NONCE} bytes INVALID.
+     */
+    CompletableFuture<SignedTimeReply> signTime(TimeRequest request) {
+        AuditSigner signer = holder.signer();
+        if (signer == null) {
+            return CompletableFuture.completedFuture(SignedTimeReply.newBuilder().setError(ProtoCodec.error(
+                    new LeaseServiceUnavailableException(null, "this lease server signs nothing (" + (holder.backend()
+                            != null ? "it serves an etcd backend" : "it runs with --no-signing") + "), so it answers "
+                            + "no signed time requests: use a server that signs, or do without signed time")))
+                    .build());
+        }
+        if (request.getNonce().size() > SignedTime.MAX_NONCE) {
+            return CompletableFuture.completedFuture(SignedTimeReply.newBuilder().setError(ProtoCodec.error(
+                    new InvalidLeaseRequestException(InvalidLeaseRequestException.Reason.OUT_OF_RANGE, "a time request's nonce "
+                            + "is at most " + SignedTime.MAX_NONCE + " bytes, got " + request.getNonce().size()
+                            + ": send 16 random bytes"))).build());
+        }
+        return signer.signTime(request.getNonce().toByteArray(), holder.time().nowMicros()).handle((t, e) -> {
+            if (e != null) {
+                Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                return SignedTimeReply.newBuilder().setError(ProtoCodec.error(new LeaseServiceUnavailableException(
+                        null, "the lease server could not sign the time: " + cause.getMessage() + "; retry"))).build();
+            }
+            return SignedTimeReply.newBuilder().setSignedTime(ByteString.copyFrom(t.timeBytes()))
+                    .setProof(ByteString.copyFrom(t.proof().encode())).build();
+        });
+    }
+
+    /**
+     * The proofs of the witnesses of {@code lease} that its answer {@code sent} carried without one, once their batch
+     * is signed; null if there are none (no witnesses, or every proof went with the answer).
+     */
+    static CompletableFuture<WitnessSeals> seals(Lease lease, org.leasehold.wire.proto.Lease sent) {
+        List<GrantWitness> pending = new ArrayList<>(0);
+        for (int i = 0; i < sent.getGrantsCount(); i++) {
+            org.leasehold.wire.proto.Grant g = sent.getGrants(i);
+            if (!g.getWitness().isEmpty() && g.getFrameWitness().isEmpty()) {
+                pending.add(lease.grants().get(i).witness());
+            }
+        }
+        if (pending.isEmpty()) {
+            return null;
+        }
+        CompletableFuture<?>[] all = new CompletableFuture<?>[pending.size()];
+        for (int i = 0; i < all.length; i++) {
+            all[i] = pending.get(i).sealed().toCompletableFuture();
+        }
+        return CompletableFuture.allOf(all).handle((v, e) -> {
+            WitnessSeals.Builder b = WitnessSeals.newBuilder();
+            for (GrantWitness w : pending) {
+                byte[] frame = ProtoCodec.sealedNow(w);
+                if (frame != null) {
+                    b.addSeals(WitnessSeal.newBuilder().setFrameWitness(ByteString.copyFrom(frame)));
+                } else {
+                    String why;
+                    try {
+                        w.await(java.time.Duration.ZERO);
+                        why = "no proof";
+                    } catch (IllegalStateException failed) {
+                        why = failed.getMessage();
+                    }
+                    b.addSeals(WitnessSeal.newBuilder().setWitness(ByteString.copyFrom(w.statement())).setError(why));
+                }
+            }
+            return b.build();
+        });
+    }
+
+    /**
+     * {@code lease} as a unary call answers it: the proofs of its witnesses included, so the future completes once their
+     * batch is signed (at once if they are signed or there are none).
+     */
+    static CompletableFuture<org.leasehold.wire.proto.Lease> sealed(Lease lease) {
+        List<CompletableFuture<?>> pending = new ArrayList<>(0);
+        for (var g : lease.grants()) {
+            if (g.witness() != null && !g.witness().isSealed()) {
+                pending.add(g.witness().sealed().toCompletableFuture());
+            }
+        }
+        if (pending.isEmpty()) {
+            return CompletableFuture.completedFuture(ProtoCodec.lease(lease));
+        }
+        return CompletableFuture.allOf(pending.toArray(new CompletableFuture<?>[0]))
+                .handle((v, e) -> ProtoCodec.lease(lease));
+    }
+}

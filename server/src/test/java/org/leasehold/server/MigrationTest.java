@@ -128,12 +128,14 @@ class MigrationTest {
 
     @Test
     void leasesLeftUnreleasedAcrossTheWindowAreForgottenOnceOver() throws Exception {
-        // The client's own clock is a manual one, so that the window and the parts' keeping time pass at once.
+        // The client's own clock is a manual one, so that the window and the parts' keeping time pass at once. It
+        // reads a fixed instant months before the servers' signed time, which the client's clock check would refuse:
+        // this client allows it (the check itself is SignedClockTest's and SignedWireTest's).
         ManualTimeSource local = new ManualTimeSource(RemoteFixture.START);
         HolderId me = new HolderId("forgetful", "t");
         try (RemoteLeaseService o = oldOnly(); RemoteLeaseService n = newOnly();
                 RemoteLeaseService both = new RemoteLeaseService(newSet().previousServers(List.of(old.address()))
-                        .build(), local)) {
+                        .maxClockError(Duration.ofDays(36_500)).build(), local)) {
             assertTrue(both.migrating());
             Lease released = both.acquire(now(me, "forgotten/released"));
             both.acquire(now(me, "forgotten/abandoned"));

@@ -170,7 +170,8 @@ final class Campaign {
         later.awaitTermination(30, TimeUnit.SECONDS);
         stopAll();
         finalSeal();
-        CampaignChecker.Outcome outcome = CampaignChecker.check(store.resolve(LOG), journals);
+        CampaignChecker.Outcome outcome = AuditCheck.verify(store, LOG,
+                CampaignChecker.check(store.resolve(LOG), journals));
         return new Report(seed, duration, faults, kills, tmpfs != null ? null : tmpfsWhy, outcome, trace);
     }
 
@@ -430,7 +431,8 @@ final class Campaign {
             List<String> args = List.of("--listen=127.0.0.1:" + port, "--http-listen=none",
                     "--state-dir=" + serverState.toAbsolutePath(), "--max-lease=" + CampaignChild.MAX_LEASE.toMillis() + "ms",
                     "--grace=" + CampaignChild.GRACE.toMillis() + "ms",
-                    "--clock-error=" + CampaignChild.ERROR.toMillis() + "ms", "--exit-when-stdin-closes");
+                    "--clock-error=" + CampaignChild.ERROR.toMillis() + "ms", "--exit-when-stdin-closes",
+                    "--publish-keys=" + store.toAbsolutePath());
             for (int attempt = 0; ; attempt++) {
                 ChildProcess c = ChildProcess.start("server." + server.incarnation, logs.resolve("server-0.log"),
                         LeaseServerMain.class.getName(), args);

@@ -46,6 +46,9 @@ final class CampaignChecker {
     record Outcome(Map<String, Long> counts, List<String> violations) {
     }
 
+    /** The count of torn tails found in the stored bytes. */
+    static final String TORN_TAILS = "torn tails in the stored bytes";
+
     private record Grant(String holder, String name, long generation, long floor, long deadline, long grantedAt,
             boolean predecessorExpired) {
     }
@@ -162,7 +165,7 @@ final class CampaignChecker {
         long torn = stored.buckets().stream().mapToLong(LogChecker.Bucket::tornTails).sum();
         counts.put("buckets", (long) stored.buckets().size());
         counts.put("buckets not sealed at the end", unsealed);
-        counts.put("torn tails in the stored bytes", torn);
+        counts.put(TORN_TAILS, torn);
         counts.put("messages stored", (long) all.size());
 
         // Invariant 4 and invariant 3.

@@ -208,6 +208,17 @@ class CampaignCheckerTest {
     }
 
     @Test
+    void theAuditCheckReportsFramesItCannotProve() throws IOException {
+        // The test log's frames carry no witnesses (no lease service signed them): verify must not pass them.
+        CampaignChecker.Outcome good = check("audit", l -> l);
+        CampaignChecker.Outcome audited = AuditCheck.verify(root.resolve("store"), Campaign.LOG, good);
+        assertTrue(audited.violations().stream().anyMatch(v -> v.contains("MISSING_WITNESS_REQUIRED")),
+                audited.violations().toString());
+        assertEquals(3L, audited.counts().get("verify: messages"));
+        assertEquals(0L, audited.counts().get("verify: torn tails"));
+    }
+
+    @Test
     void damagedBytesAreReported() throws IOException {
         Path copy = root.resolve("damaged");
         Path log = root.resolve("store").resolve(Campaign.LOG);

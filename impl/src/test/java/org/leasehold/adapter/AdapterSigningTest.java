@@ -203,7 +203,6 @@ class AdapterSigningTest {
         // sealed it, and the compactor, which runs every minute, merges it.
         fx.time.advance(Duration.ofMinutes(125));
         fx.context.drain();
-        long t0 = System.nanoTime();
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (!published(segments) && System.nanoTime() < deadline) {
             // The compaction runs on the store's own worker thread: wait for it, bounded by the deadline.
@@ -211,7 +210,6 @@ class AdapterSigningTest {
             fx.time.advance(Duration.ofMinutes(1));
         }
         assertTrue(published(segments), "a segment is published under " + segments);
-        System.out.println("waited " + (System.nanoTime() - t0) / 1_000_000 + " ms");
         assertEquals(3, fx.messages().size(), "read from the segment");
     }
 

@@ -34,6 +34,7 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>{@link #chmod};
  *   <li>{@link #unlinkPrepared} a prepared file that no reader opens (a name ending in {@code .<16 hex digits>});
  *   <li>{@link #unlinkBucketFile} a file of a bucket directory whose messages a published segment holds (retention);
+ *   <li>{@link #unlinkSupersededSnapshot} a published view snapshot that two newer readable ones supersede;
  *   <li>{@link #removeEmptyLayoutDirectory} ({@code rmdir}): an emptied bucket directory, or an empty
  *       year/month/day/hour/minute directory above one (retention).
  * </ol>
@@ -44,7 +45,8 @@ import java.util.concurrent.atomic.LongAdder;
 public final class NfsSafeFiles {
 
     /** The operations, as counted. */
-    public enum Op { LIST, MKDIR, CREATE_NEW, LINK, OPEN_APPEND, OPEN_STAT, OPEN_READ, CHMOD, UNLINK, UNLINK_BUCKET, RMDIR }
+    public enum Op { LIST, MKDIR, CREATE_NEW, LINK, OPEN_APPEND, OPEN_STAT, OPEN_READ, CHMOD, UNLINK, UNLINK_BUCKET, UNLINK_SNAPSHOT,
+        RMDIR }
 
     private final Map<Op, LongAdder> counts = new EnumMap<>(Op.class);
 
@@ -177,6 +179,55 @@ public final class NfsSafeFiles {
         } catch (java.nio.file.NoSuchFileException e) {
             return false;
         }
+    }
+
+    /**
+     * Unlinks {@code file}, a published view snapshot ({@code views/<view>/<boundary>-<16 hex>.snapshot}); returns
+     * false if it was already gone. Only a view build calls it, for the snapshots of its version older than the one
+     * it started from, once it has published a newer one (see FORMAT.md, "View snapshot file"). Safe on NFS: a
+     * reader that opened the file before keeps reading it; a reader that listed the name and opens it afterwards
+     * finds it gone and takes the next snapshot it listed, or lists again; a retried {@code REMOVE} that finds the
+     * name gone is the same outcome.
+     *
+     * @throws IllegalArgumentException if the name is not a published snapshot's, or its directory not a view's
+     */
+    public boolean unlinkSupersededSnapshot(Path file) throws IOException {
+        if (!isSnapshotPath(file)) {
+            throw new IllegalArgumentException("only a published view snapshot (views/<view>/<boundary>-<16 hex "
+                    + "digits>.snapshot) may be unlinked as superseded; refused for " + file);
+        }
+        counts.get(Op.UNLINK_SNAPSHOT).increment();
+        try {
+            Files.delete(file);
+            return true;
+        } catch (java.nio.file.NoSuchFileException e) {
+            return false;
+        }
+    }
+
+    /** Whether {@code file} is a published view snapshot's path: {@code views/<view>/<digits>-<16 hex>.snapshot}. */
+    public static boolean isSnapshotPath(Path file) {
+        Path name = file.getFileName();
+        Path view = file.getParent();
+        Path views = view == null ? null : view.getParent();
+        if (name == null || views == null || views.getFileName() == null
+                || !views.getFileName().toString().equals("views")) {
+            return false;
+        }
+        String n = name.toString();
+        int dash = n.indexOf('-');
+        if (!n.endsWith(".snapshot") || dash <= 0 || dash > 19 || n.length() != dash + 1 + 16 + 9) {
+            return false;
+        }
+        for (int i = 0; i < n.length() - 9; i++) {
+            char c = n.charAt(i);
+            boolean ok = i < dash ? c >= '0' && c <= '9' : i == dash ? c == '-' : c >= '0' && c <= '9' || c >= 'a'
+                    && c <= 'f';
+            if (!ok) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

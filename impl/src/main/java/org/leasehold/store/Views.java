@@ -188,6 +188,9 @@ final class Views {
             }
             fs.unlinkPrepared(prepared);
             removePrepared(dir, name);
+            if (outcome != ViewSnapshotReport.Outcome.DAMAGED && start != null) {
+                removeSuperseded(log, def, dir, digest, start.boundary());
+            }
             return new ViewSnapshotReport(log.name(), def.name(), Micros.toInstant(b), name, outcome, n, bytes.length);
         } catch (IOException e) {
             throw new StoreUnavailableException("building snapshot " + name + " of view '" + def.name() + "' of log '"
@@ -239,6 +242,24 @@ final class Views {
 
     /** The latest readable snapshot with a boundary at or before {@code atMost}, or null. */
     private <S> Found<S> latest(LogHandle log, ViewDefinition<S> def, long atMost) throws BagStoreException {
+        // Builds remove superseded snapshots: a name listed may be gone when opened. If every one listed is gone,
+        // newer ones were published meanwhile; list again (a few times, then fold from the beginning).
+        for (int listing = 0; listing < 3; listing++) {
+            Found<S> found = latest(log, def, atMost, listing == 2);
+            if (found != GONE) {
+                return found;
+            }
+        }
+        return null;
+    }
+
+    /** The marker of a listing whose readable-looking names were all removed before they could be opened. */
+    @SuppressWarnings("rawtypes")
+    private static final Found GONE = new Found<>(-1, null);
+
+    @SuppressWarnings("unchecked")
+    private <S> Found<S> latest(LogHandle log, ViewDefinition<S> def, long atMost, boolean last)
+            throws BagStoreException {
         byte[] digest = ViewSnapshotFile.versionDigest(def.version());
         Path dir = log.dir().resolve(VIEWS).resolve(def.name());
         List<Long> boundaries = new ArrayList<>();
@@ -256,6 +277,7 @@ final class Views {
                     + log.name() + "' in " + dir + " failed: " + IoErrors.describe(e) + "; " + IoErrors.advice(e), e);
         }
         boundaries.sort(null);
+        boolean vanished = false;
         for (int i = boundaries.size() - 1; i >= 0; i--) {
             long b = boundaries.get(i);
             String name = ViewSnapshotFile.name(b, digest);
@@ -269,6 +291,9 @@ final class Views {
                 }
             } catch (FormatException e) {
                 problem = "at offset " + e.offset() + ": " + e.getMessage();
+            } catch (NoSuchFileException e) {
+                vanished = true; // removed since listing, by a build that published a newer one
+                continue;
             } catch (IOException e) {
                 problem = IoErrors.describe(e);
             } catch (RuntimeException e) {
@@ -278,7 +303,7 @@ final class Views {
                     + "unreadable: {3}; the view is read from an older snapshot or folded from the beginning", name,
                     def.name(), log.name(), problem);
         }
-        return null;
+        return vanished && !last ? (Found<S>) GONE : null;
     }
 
     private byte[] readFile(Path file) throws IOException {
@@ -294,6 +319,28 @@ final class Views {
                 }
             }
             return Arrays.copyOf(b.array(), b.position());
+        }
+    }
+
+    /**
+     * Unlinks the published snapshots of this version with a boundary before {@code kept}, the readable snapshot a
+     * build started from and has now published a newer one above: two readable snapshots stay (the new one and
+     * {@code kept}), and so do damaged ones between them, for inspection. Snapshots of other versions are left to
+     * their own builders.
+     */
+    private void removeSuperseded(LogHandle log, ViewDefinition<?> def, Path dir, byte[] digest, long kept)
+            throws IOException {
+        int removed = 0;
+        for (String n : fs.list(dir)) {
+            long b = ViewSnapshotFile.parseName(n, digest);
+            if (b >= 0 && b < kept && fs.unlinkSupersededSnapshot(dir.resolve(n))) {
+                removed++;
+            }
+        }
+        if (removed > 0) {
+            LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-6553 removed {0} snapshot(s) of view ''{1}'' of log ''{2}'' "
+                    + "older than {3}, which a newer snapshot supersedes", removed, def.name(), log.name(),
+                    ViewSnapshotFile.name(kept, digest));
         }
     }
 

@@ -141,13 +141,29 @@ class NfsSafeFilesTest {
         assertEquals(Set.of("d", "07.250000"), Set.copyOf(files.list(root)));
         assertEquals(Set.of("prepared", "final", "w-a.0.data"), Set.copyOf(files.list(dir)));
 
+        // A view build's unlink: only a published snapshot's name, only in a view's directory under views/.
+        Path view = root.resolve("views").resolve("tally");
+        assertTrue(files.createDirectory(root.resolve("views")));
+        assertTrue(files.createDirectory(view));
+        Path old = view.resolve("1764000000000000-0123456789abcdef.snapshot");
+        files.createNew(old).close();
+        assertTrue(files.unlinkSupersededSnapshot(old));
+        assertFalse(files.unlinkSupersededSnapshot(old), "already gone");
+        files.createNew(view.resolve("notes")).close();
+        for (Path p : List.of(view.resolve("notes"), view.resolve("x1-0123456789abcdef.snapshot"),
+                view.resolve("1-0123456789ABCDEF.snapshot"), view.resolve("1-0123456789abcde.snapshot"),
+                dir.resolve("1-0123456789abcdef.snapshot"), view)) {
+            assertThrows(IllegalArgumentException.class, () -> files.unlinkSupersededSnapshot(p), p.toString());
+        }
+        assertEquals(Set.of("notes"), Set.copyOf(files.list(view)));
+
         assertEquals(List.of(), police.violations());
         assertEquals(Set.of("LIST", "MKDIR", "CREATE_NEW", "LINK", "OPEN_WRITE", "OPEN_READ", "CHMOD", "UNLINK",
-                "UNLINK_BUCKET", "RMDIR"), police.kinds());
+                "UNLINK_BUCKET", "UNLINK_SNAPSHOT", "RMDIR"), police.kinds());
         Map<NfsSafeFiles.Op, Long> expected = new EnumMap<>(NfsSafeFiles.Op.class);
-        expected.put(NfsSafeFiles.Op.LIST, 3L);
-        expected.put(NfsSafeFiles.Op.MKDIR, 5L);
-        expected.put(NfsSafeFiles.Op.CREATE_NEW, 10L);
+        expected.put(NfsSafeFiles.Op.LIST, 4L);
+        expected.put(NfsSafeFiles.Op.MKDIR, 7L);
+        expected.put(NfsSafeFiles.Op.CREATE_NEW, 12L);
         expected.put(NfsSafeFiles.Op.LINK, 2L);
         expected.put(NfsSafeFiles.Op.OPEN_APPEND, 1L);
         expected.put(NfsSafeFiles.Op.OPEN_STAT, 1L);
@@ -155,9 +171,10 @@ class NfsSafeFilesTest {
         expected.put(NfsSafeFiles.Op.CHMOD, 1L);
         expected.put(NfsSafeFiles.Op.UNLINK, 2L);
         expected.put(NfsSafeFiles.Op.UNLINK_BUCKET, 6L);
+        expected.put(NfsSafeFiles.Op.UNLINK_SNAPSHOT, 2L);
         expected.put(NfsSafeFiles.Op.RMDIR, 5L);
         assertEquals(expected, files.counts());
-        assertEquals(37, files.total());
+        assertEquals(44, files.total());
     }
 
     @Test

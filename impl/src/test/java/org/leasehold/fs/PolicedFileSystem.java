@@ -300,8 +300,9 @@ public final class PolicedFileSystem extends FileSystem {
 
         @Override
         public void delete(Path path) throws IOException {
-            // The two unlinks the floor allows: a prepared file's (NfsSafeFiles.unlinkPrepared), and a file of a bucket
-            // directory (NfsSafeFiles.unlinkBucketFile, retention); and one rmdir: an empty directory of the bucket
+            // The three unlinks the floor allows: a prepared file's (NfsSafeFiles.unlinkPrepared), a file of a bucket
+            // directory (NfsSafeFiles.unlinkBucketFile, retention) and a superseded view snapshot
+            // (NfsSafeFiles.unlinkSupersededSnapshot); and one rmdir: an empty directory of the bucket
             // layout (NfsSafeFiles.removeEmptyLayoutDirectory, retention). Never a directory that holds anything.
             Path name = path.getFileName();
             Path parent = path.getParent();
@@ -322,6 +323,11 @@ public final class PolicedFileSystem extends FileSystem {
                     && NfsSafeFiles.isBucketFileName(name.toString()) && !Files.isDirectory(r)) {
                 record("UNLINK_BUCKET", path);
                 requireWritable(r.getParent(), "unlink");
+                real.delete(r);
+                return;
+            }
+            if (NfsSafeFiles.isSnapshotPath(path) && !Files.isDirectory(r)) {
+                record("UNLINK_SNAPSHOT", path);
                 real.delete(r);
                 return;
             }

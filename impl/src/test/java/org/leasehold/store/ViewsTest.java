@@ -285,6 +285,52 @@ class ViewsTest {
     }
 
     @Test
+    void aBuildRemovesTheSnapshotsOlderThanTheOneItStartedFromAndNoOthers() throws Exception {
+        Path root = freshDir("views-superseded");
+        ManualTimeSource time = StoreFixture.clock();
+        try (FileBagStore store = FileBagStore.open(SegmentsRandomizedTest.config(root, "w").build(), time)) {
+            TallyView d = new TallyView("tally");
+            TallyView other = new TallyView("tally", "tally 2", Set.of(), 0);
+            simpleLog(store, time);
+            Path dir = viewDir(root, "tally");
+            String otherVersion = store.buildView(LOG, other, T0.plusSeconds(1)).file();
+            List<String> published = new ArrayList<>();
+            for (int s = 1; s <= 4; s++) {
+                ViewSnapshotReport r = store.buildView(LOG, d, T0.plusSeconds(s));
+                assertEquals(ViewSnapshotReport.Outcome.PUBLISHED, r.outcome());
+                published.add(r.file());
+                // The new snapshot and the one it started from stay; older ones of this version go.
+                Set<String> expected = new java.util.HashSet<>(published.subList(Math.max(0, s - 2), s));
+                expected.add(otherVersion);
+                assertEquals(expected, names(dir), "after the build at +" + s + " s");
+                assertEquals(T0.plusSeconds(s), check(store, d, "after +" + s + " s").boundary());
+            }
+            assertEquals(ViewSnapshotReport.Outcome.ALREADY_PUBLISHED, store.buildView(LOG, d, T0.plusSeconds(4))
+                    .outcome());
+            assertEquals(3, names(dir).size(), "a build that publishes nothing removes nothing");
+
+            // A damaged latest snapshot is passed over and stays until a build starts above it.
+            flip(dir.resolve(published.get(3)), 60);
+            ViewSnapshotReport past = store.buildView(LOG, d, T0.plusMillis(4_500));
+            assertEquals(Set.of(otherVersion, published.get(2), published.get(3), past.file()), names(dir),
+                    "started from +3 s: nothing older than it to remove");
+            time.advance(Duration.ofSeconds(1));
+            ViewSnapshotReport next = store.buildView(LOG, d, T0.plusSeconds(5));
+            assertEquals(Set.of(otherVersion, past.file(), next.file()), names(dir));
+            assertEquals(T0.plusSeconds(5), check(store, d, "after the damage").boundary());
+            assertEquals(T0.plusSeconds(1), store.view(LOG, other).boundary(), "the other version's snapshot");
+        }
+    }
+
+    private static Set<String> names(Path dir) throws Exception {
+        Set<String> n = new java.util.TreeSet<>();
+        for (Path p : files(dir)) {
+            n.add(p.getFileName().toString());
+        }
+        return n;
+    }
+
+    @Test
     void threadsRacingPublishOneSnapshotWithTheSameBytes() throws Exception {
         Path root = freshDir("views-threads");
         ManualTimeSource time = StoreFixture.clock();

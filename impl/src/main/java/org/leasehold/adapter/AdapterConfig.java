@@ -43,12 +43,15 @@ import org.leasehold.store.Names;
  *                              and time answers with, or null for the key generated in the store's state
  * @param signedTimeBound       how far a message's timestamp may lie from the signed time its witnesses carry
  * @param compactionInterval    how often the store compacts the log in the background; zero for never
+ * @param compactionHorizon     how old a bucket's end must be before compaction merges it into a segment
+ * @param retentionDelay        how long after a segment is published background compaction removes the files of the
+ *                              buckets it holds; zero to keep every bucket's files
  */
 record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duration maxLease, Duration grace,
         Duration maxClockError, Duration bucketWidth, FlushPolicy flushPolicy, String writerId, String processId,
         Duration defaultWait, int maxNamesPerUnit, Duration minTimeLeftAtPrepare, Duration ownerTtl,
         Map<String, String> remoteOptions, Duration inDoubtHold, Duration viewBuildInterval, Path signingKeyFile,
-        Duration signedTimeBound, Duration compactionInterval) {
+        Duration signedTimeBound, Duration compactionInterval, Duration compactionHorizon, Duration retentionDelay) {
 
     static final String EMBEDDED = "embedded";
     private static final long DAY_MILLIS = Duration.ofDays(1).toMillis();
@@ -101,7 +104,8 @@ record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duratio
             Long graceMillis, Long maxClockErrorMillis, Long bucketMillis, String flushPolicy, String writerId,
             String processId, Long defaultWaitMillis, Integer maxNamesPerUnit, Long minTimeLeftAtPrepareMillis,
             Long ownerTtlMillis, String remoteOptions, Long inDoubtHoldMillis, Long viewBuildIntervalMillis,
-            String signingKeyFile, Long signedTimeBoundMillis, Long compactionIntervalMillis) {
+            String signingKeyFile, Long signedTimeBoundMillis, Long compactionIntervalMillis,
+            Long compactionHorizonMillis, Long retentionDelayMillis) {
         Check.text("BagStoreRoot", bagStoreRoot, "give the directory of the bag store (a shared file system mount "
                 + "for a fleet), which must exist and be writable");
         Path root;
@@ -181,9 +185,25 @@ record AdapterConfig(Path bagStoreRoot, String log, String leaseService, Duratio
         if (!compaction.isZero() && compaction.toMillis() < 1_000) {
             throw Check.invalid("CompactionIntervalMillis", compactionIntervalMillis, compactionRule);
         }
+        long settled = grace.plus(clockError).toMillis();
+        Duration horizon = millis("CompactionHorizonMillis", compactionHorizonMillis, 3_600_000, settled + 1,
+                30 * DAY_MILLIS, "use more than GraceMillis plus MaxClockErrorMillis (" + settled + "; a younger "
+                + "bucket may still be written to or sealed) and at most 30 days (2592000000); the default is 3600000");
+        Duration retention = millis("RetentionDelayMillis", retentionDelayMillis, 0, 0, 365 * DAY_MILLIS,
+                "use 0 (keep every bucket's files; the default) or 1000 to 31536000000 (365 days), longer than any "
+                + "read may take");
+        if (!retention.isZero() && retention.toMillis() < 1_000) {
+            throw Check.invalid("RetentionDelayMillis", retentionDelayMillis, "use 0 (keep every bucket's files; the "
+                    + "default) or 1000 to 31536000000 (365 days), longer than any read may take");
+        }
+        if (!retention.isZero() && compaction.isZero()) {
+            throw new IllegalArgumentException("RetentionDelayMillis is " + retentionDelayMillis + " but "
+                    + "CompactionIntervalMillis is 0: buckets are removed only by background compaction; set "
+                    + "CompactionIntervalMillis too (for example 60000), or RetentionDelayMillis to 0");
+        }
         return new AdapterConfig(root, logName, mode, maxLease, grace, clockError, bucket, flush, writer, process, wait,
                 maxNames, minLeft, ttl, remoteOptions(remoteOptions), inDoubt, viewInterval, keyFile, signedBound,
-                compaction);
+                compaction, horizon, retention);
     }
 
     /**

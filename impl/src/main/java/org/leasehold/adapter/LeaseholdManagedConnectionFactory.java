@@ -41,7 +41,7 @@ public final class LeaseholdManagedConnectionFactory
             "GraceMillis", "MaxClockErrorMillis", "BucketMillis", "FlushPolicy", "WriterId", "ProcessId",
             "DefaultWaitMillis", "MaxNamesPerUnit", "MinTimeLeftAtPrepareMillis", "OwnerTtlMillis", "RemoteOptions",
             "InDoubtHoldMillis", "ViewBuildIntervalMillis", "SigningKeyFile", "SignedTimeBoundMillis",
-            "CompactionIntervalMillis");
+            "CompactionIntervalMillis", "CompactionHorizonMillis", "RetentionDelayMillis");
 
     // Null until the container sets them: an unset property takes its MicroProfile Config value, else its default
     // (AdapterConfig). The annotations give no defaultValue, since a server sets a property to its annotated default,
@@ -66,6 +66,8 @@ public final class LeaseholdManagedConnectionFactory
     private String signingKeyFile;
     private Long signedTimeBoundMillis;
     private Long compactionIntervalMillis;
+    private Long compactionHorizonMillis;
+    private Long retentionDelayMillis;
 
     private transient LeaseholdResourceAdapter adapter;
     private transient PrintWriter logWriter;
@@ -94,7 +96,9 @@ public final class LeaseholdManagedConnectionFactory
                     mp.millis("ViewBuildIntervalMillis", viewBuildIntervalMillis),
                     mp.text("SigningKeyFile", signingKeyFile),
                     mp.millis("SignedTimeBoundMillis", signedTimeBoundMillis),
-                    mp.millis("CompactionIntervalMillis", compactionIntervalMillis));
+                    mp.millis("CompactionIntervalMillis", compactionIntervalMillis),
+                    mp.millis("CompactionHorizonMillis", compactionHorizonMillis),
+                    mp.millis("RetentionDelayMillis", retentionDelayMillis));
             logSupplied(c, mp.supplied());
             return c;
         } catch (IllegalArgumentException e) {
@@ -403,6 +407,27 @@ public final class LeaseholdManagedConnectionFactory
         compactionIntervalMillis = v;
     }
 
+    public Long getCompactionHorizonMillis() {
+        return compactionHorizonMillis;
+    }
+
+    @ConfigProperty(description = "How old, in milliseconds, a bucket's end must be before compaction merges it into a "
+            + "segment (more than GraceMillis plus MaxClockErrorMillis, at most 2592000000). Default: 3600000.")
+    public void setCompactionHorizonMillis(Long v) {
+        compactionHorizonMillis = v;
+    }
+
+    public Long getRetentionDelayMillis() {
+        return retentionDelayMillis;
+    }
+
+    @ConfigProperty(description = "How long, in milliseconds, after a segment is published background compaction "
+            + "removes the files of the buckets it holds, verified (0: keep them; else 1000 to 31536000000, longer "
+            + "than any read may take; needs CompactionIntervalMillis). Default: 0.")
+    public void setRetentionDelayMillis(Long v) {
+        retentionDelayMillis = v;
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof LeaseholdManagedConnectionFactory f && Objects.equals(f.bagStoreRoot, bagStoreRoot)
@@ -419,7 +444,9 @@ public final class LeaseholdManagedConnectionFactory
                 && Objects.equals(f.viewBuildIntervalMillis, viewBuildIntervalMillis)
                 && Objects.equals(f.signingKeyFile, signingKeyFile)
                 && Objects.equals(f.signedTimeBoundMillis, signedTimeBoundMillis)
-                && Objects.equals(f.compactionIntervalMillis, compactionIntervalMillis);
+                && Objects.equals(f.compactionIntervalMillis, compactionIntervalMillis)
+                && Objects.equals(f.compactionHorizonMillis, compactionHorizonMillis)
+                && Objects.equals(f.retentionDelayMillis, retentionDelayMillis);
     }
 
     @Override

@@ -87,7 +87,10 @@ final class LeaseholdRuntime implements AutoCloseable {
         BagStoreConfig storeConfig = BagStoreConfig.builder(config.bagStoreRoot()).bucketWidth(config.bucketWidth())
                 .grace(config.grace()).maxClockError(config.maxClockError()).flushPolicy(config.flushPolicy())
                 .maxLeaseDuration(config.maxLease()).writerId(config.writerId())
-                .signedTimeBound(config.signedTimeBound()).compactionInterval(config.compactionInterval()).build();
+                .signedTimeBound(config.signedTimeBound()).compactionInterval(config.compactionInterval())
+                .compactionHorizon(config.compactionHorizon()).removeCompactedBuckets(!config.retentionDelay().isZero())
+                .retentionDelay(config.retentionDelay().isZero() ? BagStoreConfig.defaults(config.bagStoreRoot())
+                        .retentionDelay() : config.retentionDelay()).build();
         FileBagStore store;
         try {
             store = FileBagStore.open(storeConfig.validate(), time);

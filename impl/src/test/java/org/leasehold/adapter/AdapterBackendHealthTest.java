@@ -37,7 +37,7 @@ class AdapterBackendHealthTest {
         ManualTimeSource time = new ManualTimeSource(AdapterFixture.START);
         AdapterConfig config = AdapterConfig.from(root.toString(), "ledger",
                 "etcd:10.0.0.1:2379,10.0.0.2:2379?prefix=payments/&user=leasehold&password=s3cret", null, null, null,
-                null, null, "writer-a", null, null, null, null, null, null, null, null, null, null, null);
+                null, null, "writer-a", null, null, null, null, null, null, null, null, null, null, null, null, null);
         EmbeddedLeaseService engine = new EmbeddedLeaseService(EngineConfig.defaults(), time);
         AtomicBoolean down = new AtomicBoolean();
         AtomicInteger reads = new AtomicInteger();

@@ -2,6 +2,7 @@ package org.leasehold.adapter;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,7 +20,7 @@ class AdapterConfigTest {
     /** The settings with the defaults, except the four given (null: the default). */
     private static AdapterConfig with(Path root, Long maxLease, Long grace, Integer maxNames, Long inDoubt) {
         return AdapterConfig.from(root.toString(), null, null, maxLease, grace, null, null, null, null, null, null,
-                maxNames, null, null, null, inDoubt, null, null, null, null);
+                maxNames, null, null, null, inDoubt, null, null, null, null, null, null);
     }
 
     @Test
@@ -37,7 +38,7 @@ class AdapterConfigTest {
         assertEquals("BagStoreRoot is not set: give the directory of the bag store (a shared file system mount for a "
                 + "fleet), which must exist and be writable",
                 refused(() -> AdapterConfig.from(" ", null, null, null, null, null, null, null, null, null, null, null,
-                        null, null, null, null, null, null, null, null)));
+                        null, null, null, null, null, null, null, null, null, null)));
     }
 
     @Test
@@ -55,13 +56,19 @@ class AdapterConfigTest {
 
     private static AdapterConfig views(Path root, Long intervalMillis) {
         return AdapterConfig.from(root.toString(), null, null, null, null, null, null, null, null, null, null, null,
-                null, null, null, null, intervalMillis, null, null, null);
+                null, null, null, null, intervalMillis, null, null, null, null, null);
     }
 
     /** The settings with the defaults, except the audit and compaction properties (null: the default). */
     private static AdapterConfig audit(Path root, String service, String keyFile, Long bound, Long compaction) {
         return AdapterConfig.from(root.toString(), null, service, null, null, null, null, null, null, null, null, null,
-                null, null, null, null, null, keyFile, bound, compaction);
+                null, null, null, null, null, keyFile, bound, compaction, null, null);
+    }
+
+    /** The settings with the defaults, except grace and the compaction properties (null: the default). */
+    private static AdapterConfig compaction(Path root, Long grace, Long interval, Long horizon, Long retention) {
+        return AdapterConfig.from(root.toString(), null, null, null, grace, null, null, null, null, null, null, null,
+                null, null, null, null, null, null, null, interval, horizon, retention);
     }
 
     @Test
@@ -101,5 +108,34 @@ class AdapterConfigTest {
         assertEquals("CompactionIntervalMillis is -1" + rule, refused(() -> audit(root, null, null, null, -1L)));
         assertEquals("CompactionIntervalMillis is 86400001" + rule, refused(() -> audit(root, null, null, null,
                 86_400_001L)));
+    }
+
+    @Test
+    void theCompactionHorizonExceedsGracePlusClockErrorAndRetentionNeedsBackgroundCompaction() throws Exception {
+        Path root = Files.createDirectories(Path.of("target", "adapter-config-test"));
+        AdapterConfig defaults = compaction(root, null, null, null, null);
+        assertEquals(3_600_000, defaults.compactionHorizon().toMillis());
+        assertEquals(0, defaults.retentionDelay().toMillis(), "buckets are kept unless asked");
+        assertEquals(2_501, compaction(root, null, null, 2_501L, null).compactionHorizon().toMillis());
+        assertEquals("CompactionHorizonMillis is 2500; use more than GraceMillis plus MaxClockErrorMillis (2500; a "
+                + "younger bucket may still be written to or sealed) and at most 30 days (2592000000); the default is "
+                + "3600000", refused(() -> compaction(root, null, null, 2_500L, null)));
+        assertEquals(5_501, compaction(root, 5_000L, null, 5_501L, null).compactionHorizon().toMillis());
+        assertTrue(refused(() -> compaction(root, 5_000L, null, 5_500L, null)).startsWith("CompactionHorizonMillis is "
+                + "5500; use more than GraceMillis plus MaxClockErrorMillis (5500;"), "the bound follows GraceMillis");
+        assertTrue(refused(() -> compaction(root, null, null, 2_592_000_001L, null)).startsWith(
+                "CompactionHorizonMillis is 2592000001;"));
+
+        AdapterConfig retained = compaction(root, null, 60_000L, null, 3_600_000L);
+        assertEquals(3_600_000, retained.retentionDelay().toMillis());
+        String rule = "; use 0 (keep every bucket's files; the default) or 1000 to 31536000000 (365 days), longer than "
+                + "any read may take";
+        assertEquals("RetentionDelayMillis is 999" + rule, refused(() -> compaction(root, null, 60_000L, null, 999L)));
+        assertEquals("RetentionDelayMillis is -1" + rule, refused(() -> compaction(root, null, 60_000L, null, -1L)));
+        assertEquals("RetentionDelayMillis is 31536000001" + rule, refused(() -> compaction(root, null, 60_000L, null,
+                31_536_000_001L)));
+        assertEquals("RetentionDelayMillis is 3600000 but CompactionIntervalMillis is 0: buckets are removed only by "
+                + "background compaction; set CompactionIntervalMillis too (for example 60000), or RetentionDelayMillis "
+                + "to 0", refused(() -> compaction(root, null, null, null, 3_600_000L)));
     }
 }

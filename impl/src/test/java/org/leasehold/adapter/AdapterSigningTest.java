@@ -213,6 +213,46 @@ class AdapterSigningTest {
         assertEquals(3, fx.messages().size(), "read from the segment");
     }
 
+    @Test
+    void theCompactionHorizonAndRetentionDelayReachTheStoreAndRetentionRemovesTheCompactedBuckets() throws Exception {
+        fx = new AdapterFixture("retention-delay", mcf -> {
+            mcf.setCompactionIntervalMillis(60_000L);
+            mcf.setCompactionHorizonMillis(600_000L);
+            mcf.setRetentionDelayMillis(120_000L);
+            mcf.setBucketMillis(60_000L);
+            mcf.setOwnerTtlMillis(3_600_000L);
+        });
+        var config = fx.mcf.runtime().store().config();
+        assertEquals(Duration.ofMinutes(10), config.compactionHorizon());
+        assertTrue(config.removeCompactedBuckets());
+        assertEquals(Duration.ofMinutes(2), config.retentionDelay());
+        for (int i = 0; i < 3; i++) {
+            transfer("account/" + i, "account/" + (i + 1));
+            fx.time.advance(Duration.ofMillis(400));
+        }
+        Path log = fx.root.resolve("ledger");
+        assertFalse(dataFiles(log).isEmpty(), "written into bucket files first");
+        // The first hour older than the horizon (ten minutes): compacted; then, two minutes after the segment was
+        // first seen published, its buckets' files are removed by the next background compaction.
+        fx.time.advance(Duration.ofMinutes(75));
+        fx.context.drain();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (!(published(log.resolve("segments")) && dataFiles(log).isEmpty()) && System.nanoTime() < deadline) {
+            // The compaction runs on the store's own worker thread: wait for it, bounded by the deadline.
+            Thread.sleep(20);
+            fx.time.advance(Duration.ofMinutes(1));
+        }
+        assertTrue(published(log.resolve("segments")), "a segment is published");
+        assertEquals(List.of(), dataFiles(log), "retention removed the compacted buckets' files");
+        assertEquals(3, fx.messages().size(), "read from the segment");
+    }
+
+    private static List<Path> dataFiles(Path log) throws Exception {
+        try (Stream<Path> s = Files.walk(log)) {
+            return s.filter(p -> p.getFileName().toString().endsWith(".data")).toList();
+        }
+    }
+
     private static boolean published(Path segments) throws Exception {
         if (!Files.isDirectory(segments)) {
             return false;

@@ -25,7 +25,7 @@ class ConfigPropertiesTest {
             "MaxLeaseMillis", "GraceMillis", "MaxClockErrorMillis", "BucketMillis", "FlushPolicy", "WriterId",
             "ProcessId", "DefaultWaitMillis", "MaxNamesPerUnit", "MinTimeLeftAtPrepareMillis", "OwnerTtlMillis",
             "RemoteOptions", "InDoubtHoldMillis", "ViewBuildIntervalMillis", "SigningKeyFile",
-            "SignedTimeBoundMillis", "CompactionIntervalMillis"));
+            "SignedTimeBoundMillis", "CompactionIntervalMillis", "CompactionHorizonMillis", "RetentionDelayMillis"));
 
     @Test
     void everyPropertyIsAnnotatedOnItsSetterWithTheDocumentedName() {

@@ -201,14 +201,7 @@ class AdapterSigningTest {
         Path segments = fx.root.resolve("ledger").resolve("segments");
         // The log's first hour (one segment's span) older than the compaction horizon (an hour): the metronome has
         // sealed it, and the compactor, which runs every minute, merges it.
-        fx.time.advance(Duration.ofMinutes(125));
-        fx.context.drain();
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (!published(segments) && System.nanoTime() < deadline) {
-            // The compaction runs on the store's own worker thread: wait for it, bounded by the deadline.
-            Thread.sleep(20);
-            fx.time.advance(Duration.ofMinutes(1));
-        }
+        compactUntil(Duration.ofMinutes(125), () -> published(segments));
         assertTrue(published(segments), "a segment is published under " + segments);
         assertEquals(3, fx.messages().size(), "read from the segment");
     }
@@ -234,17 +227,29 @@ class AdapterSigningTest {
         assertFalse(dataFiles(log).isEmpty(), "written into bucket files first");
         // The first hour older than the horizon (ten minutes): compacted; then, two minutes after the segment was
         // first seen published, its buckets' files are removed by the next background compaction.
-        fx.time.advance(Duration.ofMinutes(75));
-        fx.context.drain();
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (!(published(log.resolve("segments")) && dataFiles(log).isEmpty()) && System.nanoTime() < deadline) {
-            // The compaction runs on the store's own worker thread: wait for it, bounded by the deadline.
-            Thread.sleep(20);
-            fx.time.advance(Duration.ofMinutes(1));
-        }
+        compactUntil(Duration.ofMinutes(75), () -> published(log.resolve("segments")) && dataFiles(log).isEmpty());
         assertTrue(published(log.resolve("segments")), "a segment is published");
         assertEquals(List.of(), dataFiles(log), "retention removed the compacted buckets' files");
         assertEquals(3, fx.messages().size(), "read from the segment");
+    }
+
+    /** A condition on the store's files. */
+    private interface FilesCondition {
+        boolean holds() throws Exception;
+    }
+
+    /**
+     * Moves the clock by {@code first}, then a minute at a time until {@code done} holds: the compaction runs on the
+     * store's own worker thread, so this waits for it, bounded by a deadline (the caller asserts the outcome).
+     */
+    private void compactUntil(Duration first, FilesCondition done) throws Exception {
+        fx.time.advance(first);
+        fx.context.drain();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (!done.holds() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+            fx.time.advance(Duration.ofMinutes(1));
+        }
     }
 
     private static List<Path> dataFiles(Path log) throws Exception {

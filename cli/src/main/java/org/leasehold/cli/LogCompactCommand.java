@@ -4,11 +4,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.concurrent.Callable;
-import java.util.function.LongFunction;
 
 import org.leasehold.config.Check;
 import org.leasehold.store.BagStoreConfig;
-import org.leasehold.store.CompactionProgress;
 import org.leasehold.store.CompactionReport;
 import org.leasehold.store.FileBagStore;
 import org.leasehold.store.LogGeometry;
@@ -88,7 +86,7 @@ final class LogCompactCommand implements Callable<Integer> {
         }
         Instant started = context.time().now();
         CompactionReport r;
-        SpanProgress progress = new SpanProgress(total -> Progress.open(context, "compacting " + log.log, total,
+        RangeProgress progress = new RangeProgress(total -> Progress.open(context, "compacting " + log.log, total,
                 "spans"));
         try (FileBagStore writer = FileBagStore.open(config, context.time())) {
             r = writer.compact(log.log, h, progress);
@@ -103,7 +101,7 @@ final class LogCompactCommand implements Callable<Integer> {
             ObjectNode n = Json.MAPPER.createObjectNode();
             n.put("log", r.log());
             n.put("horizonMicros", Micros.of(h));
-            n.put("segmentSpanMicros", progress.span);
+            n.put("segmentSpanMicros", progress.step);
             n.put("through", through == null ? null : through.toString());
             n.put("published", r.published().size());
             ArrayNode names = n.putArray("publishedSegments");
@@ -118,51 +116,13 @@ final class LogCompactCommand implements Callable<Integer> {
             context.out().println(Json.line(n));
         } else {
             context.out().println("compacted log '" + r.log() + "' through " + (through == null ? "-" : through)
-                    + " (horizon " + h + ", segments of " + Duration.ofNanos(progress.span * 1_000L) + "): "
+                    + " (horizon " + h + ", segments of " + Duration.ofNanos(progress.step * 1_000L) + "): "
                     + r.published().size() + " segments published, " + r.lost().size() + " lost to another compactor, "
                     + r.alreadyThere() + " already published; " + r.buckets() + " buckets, " + r.frames() + " frames, "
                     + r.bytes() + " bytes written; " + r.preparedRemoved() + " prepared files removed; took "
                     + took.truncatedTo(ChronoUnit.MILLIS));
         }
         return 0;
-    }
-
-    /**
-     * Drives a progress bar counted in segment spans from what the compaction reports: the bar opens when the
-     * compaction knows its range, and moves to each span handled.
-     */
-    static final class SpanProgress implements CompactionProgress, AutoCloseable {
-        private final LongFunction<Progress> bars;
-        private Progress bar;
-        long from = Long.MIN_VALUE;
-        long limit = Long.MIN_VALUE;
-        long span;
-
-        SpanProgress(LongFunction<Progress> bars) {
-            this.bars = bars;
-        }
-
-        @Override
-        public void starting(long fromMicros, long limitMicros, long spanMicros) {
-            from = fromMicros;
-            limit = limitMicros;
-            span = spanMicros;
-            bar = bars.apply(Math.max(0, (limitMicros - fromMicros) / spanMicros));
-        }
-
-        @Override
-        public void handled(long throughMicros) {
-            if (bar != null) {
-                bar.advanceTo(Math.max(0, (Math.min(throughMicros, limit) - from) / span));
-            }
-        }
-
-        @Override
-        public void close() {
-            if (bar != null) {
-                bar.close();
-            }
-        }
     }
 
     /** A duration as {@link Check#duration} reads it; a bad one is a usage error naming the accepted forms. */

@@ -4,14 +4,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.concurrent.Callable;
-import java.util.function.LongFunction;
 
 import org.leasehold.bag.ViewDefinition;
 import org.leasehold.store.BagStoreConfig;
 import org.leasehold.store.FileBagStore;
 import org.leasehold.store.LogGeometry;
 import org.leasehold.store.StoreReader;
-import org.leasehold.store.ViewProgress;
 import org.leasehold.store.ViewSnapshotReport;
 import org.leasehold.time.Micros;
 
@@ -83,7 +81,7 @@ final class ViewBuildCommand implements Callable<Integer> {
     private <S> int build(ViewDefinition<S> def, long boundary, Instant started) throws Exception {
         BagStoreConfig config = BagStoreConfig.builder(store.store).metronome(false).build();
         ViewSnapshotReport r;
-        BucketProgress progress = new BucketProgress(total -> Progress.open(context, "building " + def.name(), total));
+        RangeProgress progress = new RangeProgress(total -> Progress.open(context, "building " + def.name(), total));
         try (FileBagStore writer = FileBagStore.open(config, context.time())) {
             r = writer.buildView(log.log, def, Micros.toInstant(boundary), progress);
         } catch (IllegalArgumentException e) {
@@ -150,40 +148,5 @@ final class ViewBuildCommand implements Callable<Integer> {
                 + " and may be sealed only from " + Micros.toInstant(firstEnd + g.graceMicros() + g.errorMicros())
                 + " (its end plus grace plus clock error); this clock reads " + context.time().now() + ". Nothing was "
                 + "built: retry then";
-    }
-
-    /** Drives a progress bar counted in buckets from what the build reports. */
-    static final class BucketProgress implements ViewProgress, AutoCloseable {
-        private final LongFunction<Progress> bars;
-        private Progress bar;
-        long from = Long.MIN_VALUE;
-        long boundary = Long.MIN_VALUE;
-        long width;
-
-        BucketProgress(LongFunction<Progress> bars) {
-            this.bars = bars;
-        }
-
-        @Override
-        public void starting(long fromMicros, long boundaryMicros, long widthMicros) {
-            from = fromMicros;
-            boundary = boundaryMicros;
-            width = widthMicros;
-            bar = bars.apply(Math.max(0, (boundaryMicros - fromMicros) / widthMicros));
-        }
-
-        @Override
-        public void folded(long throughMicros) {
-            if (bar != null) {
-                bar.advanceTo(Math.max(0, (Math.min(throughMicros, boundary) - from) / width));
-            }
-        }
-
-        @Override
-        public void close() {
-            if (bar != null) {
-                bar.close();
-            }
-        }
     }
 }

@@ -249,7 +249,7 @@ class LogCompactTest {
         try (FileBagStore compactor = FileBagStore.open(BagStoreConfig.builder(fx.root)
                 .localLockDir(TestStore.BASE.resolve("writer-locks")).metronome(false)
                 .segmentSpan(Duration.ofMinutes(1)).build(), fx.clock);
-                LogCompactCommand.SpanProgress progress = new LogCompactCommand.SpanProgress(total -> {
+                RangeProgress progress = new RangeProgress(total -> {
                     totals.add(total);
                     return Progress.bar(out, "compacting orders", total, "spans");
                 })) {

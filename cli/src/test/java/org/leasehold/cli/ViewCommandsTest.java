@@ -368,13 +368,13 @@ class ViewCommandsTest {
         ViewSnapshotReport r;
         try (FileBagStore builder = FileBagStore.open(BagStoreConfig.builder(fx.root)
                 .localLockDir(TestStore.BASE.resolve("writer-locks")).metronome(false).build(), fx.clock);
-                ViewBuildCommand.BucketProgress progress = new ViewBuildCommand.BucketProgress(total -> {
+                RangeProgress progress = new RangeProgress(total -> {
                     totals.add(total);
                     return Progress.bar(out, "building balance", total);
                 })) {
             r = builder.buildView("orders", new RacingView(), NOW, progress);
             assertEquals(Micros.of(T0), progress.from);
-            assertEquals(Micros.of(BOUNDARY), progress.boundary);
+            assertEquals(Micros.of(BOUNDARY), progress.limit);
         }
         assertEquals(ViewSnapshotReport.Outcome.PUBLISHED, r.outcome());
         // From the first bucket, 02:43:10, to the boundary, 02:44:07: 57 buckets.

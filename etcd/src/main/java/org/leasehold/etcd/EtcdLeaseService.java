@@ -18,6 +18,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.ReentrantLock;
 
 import io.etcd.jetcd.KeyValue;
@@ -85,6 +86,8 @@ public final class EtcdLeaseService implements LeaseService {
     private static final long WATCH_RETRY_MICROS = 200_000;
     /** Most names whose records this service remembers (see {@link #written}). */
     private static final int WRITTEN_LIMIT = 16_384;
+    /** Bits of {@link #seen}: 4 Mi, 512 KiB. */
+    private static final int SEEN_BITS = 1 << 22;
 
     private final EtcdConfig config;
     private final TimeSource time;
@@ -111,6 +114,12 @@ public final class EtcdLeaseService implements LeaseService {
      * the guess was wrong the commit fails, and it reads and decides as usual.
      */
     private final Map<String, Written> written = new ConcurrentHashMap<>();
+    /**
+     * One bit per hash of a name: set for every name this service wrote, read as existing, or saw change through its
+     * watch. A name whose bit is clear was never seen, so it is guessed absent; a name seen but no longer remembered in
+     * {@link #written} (or sharing a bit with one) is read first, instead of guessed absent against the odds.
+     */
+    private final AtomicLongArray seen = new AtomicLongArray(SEEN_BITS / 64);
     private volatile boolean closed;
 
     /**
@@ -344,6 +353,7 @@ public final class EtcdLeaseService implements LeaseService {
             if (reads == null) {
                 reads = store.read(List.of(p.names), initialFloor);
             }
+            see(reads);
             // The clock is read after the snapshot: whatever the snapshot shows ended before this instant, and
             // anything that changes the names after it makes the commit fail (so the grant is at or after it). A
             // guessed snapshot (remembered records, no queue) was etcd's at their revisions, before this instant, and
@@ -413,7 +423,7 @@ public final class EtcdLeaseService implements LeaseService {
                 return null;
             }
             Written w = written.get(n);
-            if (w != null && (w.value() == null || !w.queueEmpty())) {
+            if (w == null ? seen(n) : w.value() == null || !w.queueEmpty()) {
                 return null;
             }
             NameRecord rec = w == null ? NameRecord.fresh(n, initialFloor) : NameRecord.decode(n, w.value(), w.revision());
@@ -592,10 +602,8 @@ public final class EtcdLeaseService implements LeaseService {
     }
 
     private void changed(String name, long revision) {
-        if (written.size() >= WRITTEN_LIMIT && !written.containsKey(name)) {
-            written.clear();
-        }
-        written.compute(name, (k, w) -> w != null && w.revision() >= revision ? w : new Written(null, revision, false));
+        see(name);
+        written.computeIfPresent(name, (k, w) -> w.revision() >= revision ? w : new Written(null, revision, false));
         Set<Pending> s = waiting.get(name);
         if (s == null) {
             return;
@@ -1030,6 +1038,7 @@ public final class EtcdLeaseService implements LeaseService {
             boolean fromMemory = remembered != null;
             Map<String, EtcdStore.Read> reads = fromMemory ? remembered : store.read(lease.names(), initialFloor);
             remembered = null;
+            see(reads);
             Map<String, Boolean> queueEmpty = new HashMap<>();
             for (EtcdStore.Read r : reads.values()) {
                 Written w = written.get(r.record().name);
@@ -1214,14 +1223,42 @@ public final class EtcdLeaseService implements LeaseService {
             // wrong guess costs one failed transaction, which reads it.
             written.clear();
         }
+        see(name);
         written.compute(name, (k, w) -> w != null && w.revision() > revision ? w
                 : new Written(value, revision, queueEmpty));
     }
 
     /** Remembers that {@code name} changed after {@code revision}, without knowing how: the next operation reads it. */
     private void stale(String name, long revision) {
+        see(name);
         written.compute(name, (k, w) -> w != null && w.revision() > revision ? w
                 : new Written(null, revision + 1, false));
+    }
+
+    private void see(String name) {
+        int bit = bit(name);
+        long mask = 1L << bit;
+        if ((seen.get(bit >>> 6) & mask) == 0) {
+            seen.getAndUpdate(bit >>> 6, v -> v | mask);
+        }
+    }
+
+    private void see(Map<String, EtcdStore.Read> reads) {
+        for (EtcdStore.Read r : reads.values()) {
+            if (r.record().modRevision != 0 || !r.waiters().isEmpty()) {
+                see(r.record().name);
+            }
+        }
+    }
+
+    private boolean seen(String name) {
+        int bit = bit(name);
+        return (seen.get(bit >>> 6) & (1L << bit)) != 0;
+    }
+
+    private static int bit(String name) {
+        int h = name.hashCode() * 0x9E3779B9;
+        return (h ^ (h >>> 16)) & (SEEN_BITS - 1);
     }
 
     /** How many requests other than {@code id} are queued in {@code r}. */

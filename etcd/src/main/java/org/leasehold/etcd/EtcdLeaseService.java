@@ -1219,8 +1219,8 @@ public final class EtcdLeaseService implements LeaseService {
      */
     private void remember(String name, byte[] value, long revision, boolean queueEmpty) {
         if (written.size() >= WRITTEN_LIMIT && !written.containsKey(name)) {
-            // Names this service no longer uses leave their records here; a name forgotten is guessed absent, and a
-            // wrong guess costs one failed transaction, which reads it.
+            // Names this service no longer uses leave their records here; a name forgotten is still in {@link #seen},
+            // so its next acquisition reads it first.
             written.clear();
         }
         see(name);

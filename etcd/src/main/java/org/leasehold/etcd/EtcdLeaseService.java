@@ -18,6 +18,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.ReentrantLock;
 
 import io.etcd.jetcd.KeyValue;
@@ -83,8 +84,10 @@ public final class EtcdLeaseService implements LeaseService {
     private static final long NONE = Long.MIN_VALUE;
     private static final int MAX_ROUNDS = 10_000;
     private static final long WATCH_RETRY_MICROS = 200_000;
-    /** Most name records remembered as this service last wrote them (see {@link #written}). */
+    /** Most names whose records this service remembers (see {@link #written}). */
     private static final int WRITTEN_LIMIT = 16_384;
+    /** Bits of {@link #seen}: 4 Mi, 512 KiB. */
+    private static final int SEEN_BITS = 1 << 22;
 
     private final EtcdConfig config;
     private final TimeSource time;
@@ -103,16 +106,27 @@ public final class EtcdLeaseService implements LeaseService {
     private final Set<Pending> allWaiting = ConcurrentHashMap.newKeySet();
     private final TimeSource.Timer openTimer;
     /**
-     * The name records this service wrote last for leases it granted and did not release yet, as written, with the
-     * revision of the write. A renewal, upgrade, hold or release of such a lease decides on the remembered record and
-     * commits only if the record is still at that revision, without reading it first: one round trip instead of two.
-     * If anything wrote the name since (or the lease is not in the record), it reads and decides as usual.
+     * The name records this service wrote last, as written, with the revision of the write and whether the name's
+     * queue was empty then; or, for a name the watch reported changed since (or a write of this service failed on),
+     * only that it changed. An acquisition, renewal, upgrade, hold or release decides on the remembered record and
+     * commits only if the record is still at that revision (and, for an acquisition, nobody is queued), without
+     * reading it first: one round trip instead of two. A name never seen is taken to be absent, on the same terms. If
+     * the guess was wrong the commit fails, and it reads and decides as usual.
      */
     private final Map<String, Written> written = new ConcurrentHashMap<>();
+    /**
+     * One bit per hash of a name: set for every name this service wrote, read as existing, or saw change through its
+     * watch. A name whose bit is clear was never seen, so it is guessed absent; a name seen but no longer remembered in
+     * {@link #written} (or sharing a bit with one) is read first, instead of guessed absent against the odds.
+     */
+    private final AtomicLongArray seen = new AtomicLongArray(SEEN_BITS / 64);
     private volatile boolean closed;
 
-    /** A name record as this service wrote it: its encoding and the revision of the transaction that wrote it. */
-    private record Written(byte[] value, long revision) {
+    /**
+     * A name record as this service wrote it: its encoding (null if the name changed since: only {@code revision},
+     * the change's, is known), the revision of the transaction that wrote it, and whether no request was queued.
+     */
+    private record Written(byte[] value, long revision, boolean queueEmpty) {
     }
 
     /** A request on its way: tried at once, then (if it may wait) queued in etcd and tried again when woken. */
@@ -129,6 +143,8 @@ public final class EtcdLeaseService implements LeaseService {
         final CompletableFuture<Lease> future = new CompletableFuture<>();
         final ReentrantLock lock = new ReentrantLock();
         final AtomicBoolean rerun = new AtomicBoolean();
+        /** What a failed one-transaction grant read instead: the next round decides on it without reading again. */
+        Map<String, EtcdStore.Read> readInstead;
         volatile boolean registered;
         volatile boolean done;
         TimeSource.Timer timeout;
@@ -327,9 +343,21 @@ public final class EtcdLeaseService implements LeaseService {
                 }
                 return null;
             }
-            Map<String, EtcdStore.Read> reads = store.read(List.of(p.names), initialFloor);
+            Map<String, EtcdStore.Read> reads = p.readInstead;
+            p.readInstead = null;
+            boolean guessed = false;
+            if (reads == null && round == 0 && !p.registered) {
+                reads = guess(p);
+                guessed = reads != null;
+            }
+            if (reads == null) {
+                reads = store.read(List.of(p.names), initialFloor);
+            }
+            see(reads);
             // The clock is read after the snapshot: whatever the snapshot shows ended before this instant, and
-            // anything that changes the names after it makes the commit fail (so the grant is at or after it).
+            // anything that changes the names after it makes the commit fail (so the grant is at or after it). A
+            // guessed snapshot (remembered records, no queue) was etcd's at their revisions, before this instant, and
+            // the commit fails unless it still is.
             now = time.nowMicros();
             mayWait = p.waitUntil > now;
             if (p.registered && !queuedOnAll(p, reads)) {
@@ -337,12 +365,16 @@ public final class EtcdLeaseService implements LeaseService {
                 p.registered = false;
             }
             Decision d = decide(p, reads, now);
+            if (guessed && (d.error != null || !d.grantable)) {
+                // Only a grant is made on a guess: whatever else it says is read first.
+                continue;
+            }
             if (d.error != null) {
                 unregister(p);
                 throw d.error;
             }
             if (d.grantable) {
-                Lease lease = grant(p, reads, d, now);
+                Lease lease = grant(p, reads, d, now, guessed);
                 if (lease != null) {
                     p.registered = false;
                     return lease;
@@ -375,6 +407,29 @@ public final class EtcdLeaseService implements LeaseService {
         }
         throw new LeaseServiceUnavailableException(null, "the names " + describe(p.names) + " changed under every one of "
                 + MAX_ROUNDS + " attempts to decide the request: retry");
+    }
+
+    /**
+     * The snapshot an acquisition of {@code p} may be granted on in one transaction, without reading first: each name's
+     * record as this service last wrote it, or a fresh record for a name it never saw, with an empty queue. Null (read
+     * first) if a name changed since this service wrote it, or had a queue then, or has queued requests of this
+     * service. The grant then also compares that each name's queue is empty and each record at its revision.
+     */
+    private Map<String, EtcdStore.Read> guess(Pending p) {
+        Map<String, EtcdStore.Read> reads = new LinkedHashMap<>();
+        for (String n : p.names) {
+            Set<Pending> local = waiting.get(n);
+            if (local != null && !local.isEmpty()) {
+                return null;
+            }
+            Written w = written.get(n);
+            if (w == null ? seen(n) : w.value() == null || !w.queueEmpty()) {
+                return null;
+            }
+            NameRecord rec = w == null ? NameRecord.fresh(n, initialFloor) : NameRecord.decode(n, w.value(), w.revision());
+            reads.put(n, new EtcdStore.Read(rec, List.of()));
+        }
+        return reads;
     }
 
     private boolean queuedOnAll(Pending p, Map<String, EtcdStore.Read> reads) {
@@ -546,7 +601,9 @@ public final class EtcdLeaseService implements LeaseService {
         }
     }
 
-    private void changed(String name) {
+    private void changed(String name, long revision) {
+        see(name);
+        written.computeIfPresent(name, (k, w) -> w.revision() >= revision ? w : new Written(null, revision, false));
         Set<Pending> s = waiting.get(name);
         if (s == null) {
             return;
@@ -729,8 +786,13 @@ public final class EtcdLeaseService implements LeaseService {
         }
     }
 
-    /** Writes the grant of {@code p} in one transaction; returns the lease, or null if a name changed meanwhile. */
-    private Lease grant(Pending p, Map<String, EtcdStore.Read> reads, Decision d, long now) throws LeaseException {
+    /**
+     * Writes the grant of {@code p} in one transaction; returns the lease, or null if a name changed meanwhile. On a
+     * guessed snapshot ({@link #guess}) the transaction also requires every queue empty, and reads the names if it
+     * fails ({@code p.readInstead}).
+     */
+    private Lease grant(Pending p, Map<String, EtcdStore.Read> reads, Decision d, long now, boolean guessed)
+            throws LeaseException {
         for (Object[] w : d.wound) {
             NameRecord rec = (NameRecord) w[0];
             NameRecord.Holder h = (NameRecord.Holder) w[1];
@@ -790,19 +852,32 @@ public final class EtcdLeaseService implements LeaseService {
             values[i] = rec.encode();
             compares.add(store.unchanged(rec));
             ops.add(store.put(rec.name, values[i]));
+            if (guessed) {
+                compares.add(store.noWaiters(p.names[i]));
+            }
             if (p.registered) {
                 compares.add(store.exists(store.waiterKey(p.names[i], p.id)));
                 ops.add(store.deleteWaiter(p.names[i], p.id));
             }
         }
-        long revision = store.commit(compares, ops, "grant");
+        long revision;
+        if (guessed) {
+            EtcdStore.Outcome o = store.commitOrRead(compares, ops, List.of(p.names), initialFloor, "grant");
+            revision = o.revision();
+            p.readInstead = o.reads();
+        } else {
+            revision = store.commit(compares, ops, "grant");
+        }
         if (revision < 0) {
+            for (String n : p.names) {
+                stale(n, reads.get(n).record().modRevision);
+            }
             return null;
         }
         List<LeaseGrant> grants = new ArrayList<>(p.names.length);
         for (int i = 0; i < p.names.length; i++) {
             grants.add(new LeaseGrant(p.names[i], revision, ids[i], floors[i], writable[i], preds[i]));
-            remember(p.names[i], values[i], revision);
+            remember(p.names[i], values[i], revision, guessed || othersQueued(reads.get(p.names[i]), p.id) == 0);
         }
         return new Lease(p.request.holder(), p.request.mode(), p.request.kind(), grantedAt, Micros.toInstant(deadline),
                 grants);
@@ -950,10 +1025,9 @@ public final class EtcdLeaseService implements LeaseService {
      * Reads the lease's names and applies {@code change} to them in one transaction, again until nothing changed them
      * between the read and the commit. The first round decides on the records this service wrote last, if it
      * remembers them all (see {@link #written}), and skips the read: any doubt (a name written since, an error, an
-     * early answer) is settled by reading. {@code ends} says the lease ends with the change (its records are then
-     * forgotten).
+     * early answer) is settled by reading.
      */
-    private <T> T change(Lease lease, String what, boolean ends, Change<T> change,
+    private <T> T change(Lease lease, String what, Change<T> change,
             java.util.function.Function<Long, T> result) throws LeaseException {
         if (lease == null) {
             throw new InvalidLeaseRequestException(Reason.NULL_ARGUMENT, "the lease is null");
@@ -964,6 +1038,12 @@ public final class EtcdLeaseService implements LeaseService {
             boolean fromMemory = remembered != null;
             Map<String, EtcdStore.Read> reads = fromMemory ? remembered : store.read(lease.names(), initialFloor);
             remembered = null;
+            see(reads);
+            Map<String, Boolean> queueEmpty = new HashMap<>();
+            for (EtcdStore.Read r : reads.values()) {
+                Written w = written.get(r.record().name);
+                queueEmpty.put(r.record().name, fromMemory ? w != null && w.queueEmpty() : r.waiters().isEmpty());
+            }
             // As after a read, the clock is read after the snapshot: the remembered records are as etcd had them at
             // their revision, before this instant, and the commit fails if they are not current.
             long now = time.nowMicros();
@@ -995,16 +1075,12 @@ public final class EtcdLeaseService implements LeaseService {
             long revision = store.commit(compares, ops, what);
             if (revision >= 0) {
                 for (Map.Entry<String, byte[]> v : values.entrySet()) {
-                    if (ends) {
-                        written.remove(v.getKey());
-                    } else {
-                        remember(v.getKey(), v.getValue(), revision);
-                    }
+                    remember(v.getKey(), v.getValue(), revision, queueEmpty.get(v.getKey()));
                 }
                 return result.apply(now);
             }
-            for (String n : lease.names()) {
-                written.remove(n);
+            for (EtcdStore.Read r : reads.values()) {
+                stale(r.record().name, r.record().modRevision);
             }
         }
         throw new LeaseServiceUnavailableException(null, "the names of " + lease.describe() + " changed under every one "
@@ -1014,7 +1090,7 @@ public final class EtcdLeaseService implements LeaseService {
     @Override
     public Lease upgrade(Lease lease, Instant deadline) throws LeaseException {
         long[] newDeadline = new long[1];
-        return change(lease, "upgrade", false, (holders, reads, now) -> {
+        return change(lease, "upgrade", (holders, reads, now) -> {
             NameRecord.Holder first = holders[0];
             boolean full = true;
             for (NameRecord.Holder h : holders) {
@@ -1051,7 +1127,7 @@ public final class EtcdLeaseService implements LeaseService {
         checkMetadata(metadata);
         long[] newDeadline = new long[1];
         LeaseKind[] kind = new LeaseKind[1];
-        return change(lease, "renew", false, (holders, reads, now) -> {
+        return change(lease, "renew", (holders, reads, now) -> {
             newDeadline[0] = newDeadline(holders[0], deadline, now);
             kind[0] = holders[0].kind;
             List<LeaseGrant> grants = lease.grants();
@@ -1075,7 +1151,7 @@ public final class EtcdLeaseService implements LeaseService {
             throw new InvalidLeaseRequestException(Reason.NULL_ARGUMENT, "holdInDoubt needs an end");
         }
         long[] deadline = new long[1];
-        return change(lease, "hold in doubt", false, (holders, reads, now) -> {
+        return change(lease, "hold in doubt", (holders, reads, now) -> {
             for (NameRecord.Holder h : holders) {
                 if (h.kind != LeaseKind.FULL) {
                     throw new InvalidLeaseRequestException(Reason.NOT_FULL, lease.describe() + " is tentative: only a "
@@ -1106,7 +1182,7 @@ public final class EtcdLeaseService implements LeaseService {
 
     private Instant end(Lease lease, Instant watermark, String metadata) throws LeaseException {
         checkMetadata(metadata);
-        return change(lease, "release", true, (holders, reads, now) -> {
+        return change(lease, "release", (holders, reads, now) -> {
             NameRecord.Holder first = holders[0];
             long wm = NONE;
             if (watermark != null) {
@@ -1137,13 +1213,63 @@ public final class EtcdLeaseService implements LeaseService {
         }, Micros::toInstant);
     }
 
-    /** Remembers {@code value} as this service's last write of {@code name}, at {@code revision}. */
-    private void remember(String name, byte[] value, long revision) {
+    /**
+     * Remembers {@code value} as this service's last write of {@code name}, at {@code revision}, when
+     * {@code queueEmpty} no request was queued for it; unless the watch already reported a later change.
+     */
+    private void remember(String name, byte[] value, long revision, boolean queueEmpty) {
         if (written.size() >= WRITTEN_LIMIT && !written.containsKey(name)) {
-            // Leases that were never released (they expired, or their holders stopped) leave their records here.
+            // Names this service no longer uses leave their records here; a name forgotten is still in {@link #seen},
+            // so its next acquisition reads it first.
             written.clear();
         }
-        written.put(name, new Written(value, revision));
+        see(name);
+        written.compute(name, (k, w) -> w != null && w.revision() > revision ? w
+                : new Written(value, revision, queueEmpty));
+    }
+
+    /** Remembers that {@code name} changed after {@code revision}, without knowing how: the next operation reads it. */
+    private void stale(String name, long revision) {
+        see(name);
+        written.compute(name, (k, w) -> w != null && w.revision() > revision ? w
+                : new Written(null, revision + 1, false));
+    }
+
+    private void see(String name) {
+        int bit = bit(name);
+        long mask = 1L << bit;
+        if ((seen.get(bit >>> 6) & mask) == 0) {
+            seen.getAndUpdate(bit >>> 6, v -> v | mask);
+        }
+    }
+
+    private void see(Map<String, EtcdStore.Read> reads) {
+        for (EtcdStore.Read r : reads.values()) {
+            if (r.record().modRevision != 0 || !r.waiters().isEmpty()) {
+                see(r.record().name);
+            }
+        }
+    }
+
+    private boolean seen(String name) {
+        int bit = bit(name);
+        return (seen.get(bit >>> 6) & (1L << bit)) != 0;
+    }
+
+    private static int bit(String name) {
+        int h = name.hashCode() * 0x9E3779B9;
+        return (h ^ (h >>> 16)) & (SEEN_BITS - 1);
+    }
+
+    /** How many requests other than {@code id} are queued in {@code r}. */
+    private static int othersQueued(EtcdStore.Read r, String id) {
+        int n = 0;
+        for (WaiterRecord w : r.waiters()) {
+            if (!w.id().equals(id)) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /**
@@ -1155,7 +1281,7 @@ public final class EtcdLeaseService implements LeaseService {
         Map<String, EtcdStore.Read> reads = new LinkedHashMap<>();
         for (String n : lease.names()) {
             Written w = written.get(n);
-            if (w == null) {
+            if (w == null || w.value() == null) {
                 return null;
             }
             NameRecord rec = NameRecord.decode(n, w.value(), w.revision());

@@ -14,7 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Consumer;
+import java.util.function.ObjLongConsumer;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
@@ -27,6 +27,7 @@ import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.op.RangeCmp;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
@@ -140,14 +141,22 @@ final class EtcdStore implements AutoCloseable {
      * @param initialFloor the floor of a name never written
      */
     Map<String, Read> read(Collection<String> names, long initialFloor) throws LeaseServiceUnavailableException {
+        TxnResponse r = await(client.getKVClient().txn().Then(readOps(names)).commit(), "read");
+        return reads(r.getGetResponses(), names, initialFloor);
+    }
+
+    /** The operations of {@link #read}: per name, its record, then its queue oldest first. */
+    private Op[] readOps(Collection<String> names) {
         List<Op> ops = new ArrayList<>(2 * names.size());
         for (String n : names) {
             ops.add(Op.get(nameKey(n), GetOption.DEFAULT));
             ops.add(Op.get(waiterPrefix(n), GetOption.builder().isPrefix(true)
                     .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).build()));
         }
-        TxnResponse r = await(client.getKVClient().txn().Then(ops.toArray(new Op[0])).commit(), "read");
-        List<GetResponse> gets = r.getGetResponses();
+        return ops.toArray(new Op[0]);
+    }
+
+    private static Map<String, Read> reads(List<GetResponse> gets, Collection<String> names, long initialFloor) {
         Map<String, Read> out = new LinkedHashMap<>();
         int i = 0;
         for (String n : names) {
@@ -192,6 +201,11 @@ final class EtcdStore implements AutoCloseable {
         return new Cmp(key, Cmp.Op.GREATER, CmpTarget.createRevision(0));
     }
 
+    /** Compares that no request is queued for {@code name}: no key of its queue exists. */
+    Cmp noWaiters(String name) {
+        return new RangeCmp(waiterPrefix(name), Cmp.Op.EQUAL, CmpTarget.createRevision(0));
+    }
+
     Op put(NameRecord rec) {
         return put(rec.name, rec.encode());
     }
@@ -208,6 +222,22 @@ final class EtcdStore implements AutoCloseable {
 
     Op deleteWaiter(String name, String id) {
         return Op.delete(waiterKey(name, id), DeleteOption.DEFAULT);
+    }
+
+    /** What {@link #commitOrRead} did: committed at {@code revision}, or (revision -1) read {@code reads} instead. */
+    record Outcome(long revision, Map<String, Read> reads) {
+    }
+
+    /**
+     * Commits, or if a comparison fails reads {@code names} and their queues as {@link #read} does, in the same
+     * transaction (its {@code Else}): one round trip whichever way it goes.
+     */
+    Outcome commitOrRead(List<Cmp> compares, List<Op> ops, Collection<String> names, long initialFloor, String what)
+            throws LeaseServiceUnavailableException {
+        TxnResponse r = await(client.getKVClient().txn().If(compares.toArray(new Cmp[0]))
+                .Then(ops.toArray(new Op[0])).Else(readOps(names)).commit(), what);
+        return r.isSucceeded() ? new Outcome(r.getHeader().getRevision(), null)
+                : new Outcome(-1, reads(r.getGetResponses(), names, initialFloor));
     }
 
     /** Commits; returns the revision of the writes, or -1 if a comparison failed (something changed meanwhile). */
@@ -271,12 +301,13 @@ final class EtcdStore implements AutoCloseable {
     // ------------------------------------------------------------------------------------------------ watch
 
     /**
-     * Watches every key of the prefix from the current revision on: {@code onName} gets the name of each change;
+     * Watches every key of the prefix from the current revision on: {@code onName} gets the name of each change and
+     * its revision;
      * {@code onGap} is called once when the watch failed (changes may have been missed: a member or the network went
      * away, it fell behind a compaction, or etcd refused it); the failed watch is closed at once, and the caller
      * starts a new one (so that one watch, never several, serves the service, whatever jetcd would have resumed).
      */
-    void watch(Consumer<String> onName, Runnable onGap) {
+    void watch(ObjLongConsumer<String> onName, Runnable onGap) {
         if (closed) {
             return;
         }
@@ -285,7 +316,7 @@ final class EtcdStore implements AutoCloseable {
             for (WatchEvent e : r.getEvents()) {
                 String name = nameOf(e.getKeyValue().getKey());
                 if (name != null) {
-                    onName.accept(name);
+                    onName.accept(name, e.getKeyValue().getModRevision());
                 }
             }
         }, (Throwable t) -> {

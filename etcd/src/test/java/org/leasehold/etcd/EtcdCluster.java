@@ -192,6 +192,29 @@ public final class EtcdCluster implements AutoCloseable {
         }
     }
 
+    /**
+     * The sum of a labelled counter of member {@code i} over the series whose labels contain {@code label}, for example
+     * {@code grpc_server_handled_total} with {@code grpc_method="Txn"}; -1 if the member does not answer.
+     */
+    public double metric(int i, String name, String label) {
+        try (Socket s = new Socket("127.0.0.1", clientPorts[i])) {
+            s.setSoTimeout(5_000);
+            s.getOutputStream().write(("GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").getBytes(
+                    java.nio.charset.StandardCharsets.US_ASCII));
+            String answer = new String(s.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            double sum = 0;
+            for (String line : answer.split("\n")) {
+                int end = line.indexOf("} ");
+                if (line.startsWith(name + "{") && end > 0 && line.substring(0, end).contains(label)) {
+                    sum += Double.parseDouble(line.substring(end + 2).trim());
+                }
+            }
+            return sum;
+        } catch (IOException | NumberFormatException e) {
+            return -1;
+        }
+    }
+
     /** The client URLs of every member. */
     public List<URI> endpoints() {
         List<URI> out = new ArrayList<>();

@@ -474,8 +474,9 @@ final class Endpoint implements AutoCloseable {
         }
         if (port == 0) {
             throw new LeaseServiceUnavailableException(null, "lease server " + address + " has no socket transport, "
-                    + "yet this client is set to transport=socket: start the server with --socket-listen (for example "
-                    + "--socket-listen 127.0.0.1:7422), or set transport=grpc");
+                    + "yet this client takes its lease calls there (transport=socket, the default): start the server "
+                    + "without --socket-listen none (it serves the socket transport by default), or set transport=grpc "
+                    + "on this client");
         }
         return port;
     }

@@ -28,7 +28,9 @@ import java.util.Objects;
  *                  breaks no younger tentative holder (it waits for them), and its own tentative lease is not broken
  *                  by an older requester (who waits for it) until the same holder asks for another lease, from
  *                  which moment wound-wait applies to it again. A request whose names span several lease servers is
- *                  taken part by part and is never an only lease
+ *                  taken part by part and is never an only lease. Say true only when the holder holds nothing and
+ *                  has no other request under way (a holder's second request while its first is still undecided
+ *                  could otherwise hold an only lease and wait beside it)
  */
 public record LeaseRequest(HolderId holder, List<String> names, LeaseMode mode, LeaseKind kind, Instant deadline,
         Duration leaseTime, Duration maxWait, Instant startedAt, boolean onlyLease) {

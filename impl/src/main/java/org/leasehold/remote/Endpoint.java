@@ -465,7 +465,8 @@ final class Endpoint implements AutoCloseable {
     /**
      * The port of the server's socket transport, as the server tells it (a call, if not known yet).
      *
-     * @throws LeaseException the server has none: it was started with {@code --socket-listen none}, or is of a release that served it only when asked
+     * @throws LeaseException the server has none: it was started with {@code --socket-listen none}, or is of a release
+     *                        that served it only when asked
      */
     int socketPort() throws LeaseException {
         int port = info().getSocketPort();

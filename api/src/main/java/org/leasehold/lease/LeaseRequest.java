@@ -23,9 +23,17 @@ import java.util.Objects;
  *                  the granted {@link Lease#deadline()} says what was granted.
  * @param maxWait   how long to wait for the names: {@link Duration#ZERO} to try once (default)
  * @param startedAt the requester's age for wound-wait (for a transaction: when it began); null means "now"
+ * @param onlyLease true if the holder holds no other lease while it asks for this one (a transaction's first lease):
+ *                  such a requester cannot close a cycle of waits, so wound-wait leaves it out on both sides. It
+ *                  breaks no younger tentative holder (it waits for them), and its own tentative lease is not broken
+ *                  by an older requester (who waits for it) until the same holder asks for another lease, from
+ *                  which moment wound-wait applies to it again. A request whose names span several lease servers is
+ *                  taken part by part and is never an only lease. Say true only when the holder holds nothing and
+ *                  has no other request under way (a holder's second request while its first is still undecided
+ *                  could otherwise hold an only lease and wait beside it)
  */
 public record LeaseRequest(HolderId holder, List<String> names, LeaseMode mode, LeaseKind kind, Instant deadline,
-        Duration leaseTime, Duration maxWait, Instant startedAt) {
+        Duration leaseTime, Duration maxWait, Instant startedAt, boolean onlyLease) {
 
     public LeaseRequest {
         Objects.requireNonNull(holder, "LeaseRequest.holder");
@@ -35,6 +43,18 @@ public record LeaseRequest(HolderId holder, List<String> names, LeaseMode mode, 
         mode = mode == null ? LeaseMode.EXCLUSIVE : mode;
         kind = kind == null ? LeaseKind.FULL : kind;
         maxWait = maxWait == null ? Duration.ZERO : maxWait;
+    }
+
+    /** A request that is not its holder's only lease (wound-wait applies to it as to every other). */
+    public LeaseRequest(HolderId holder, List<String> names, LeaseMode mode, LeaseKind kind, Instant deadline,
+            Duration leaseTime, Duration maxWait, Instant startedAt) {
+        this(holder, names, mode, kind, deadline, leaseTime, maxWait, startedAt, false);
+    }
+
+    /** This request with {@code onlyLease} set to {@code only}. */
+    public LeaseRequest withOnlyLease(boolean only) {
+        return only == onlyLease ? this
+                : new LeaseRequest(holder, names, mode, kind, deadline, leaseTime, maxWait, startedAt, only);
     }
 
     /** Starts a request by {@code holder} for {@code names}. */
@@ -57,6 +77,7 @@ public record LeaseRequest(HolderId holder, List<String> names, LeaseMode mode, 
         private Duration leaseTime;
         private Duration wait = Duration.ZERO;
         private Instant startedAt;
+        private boolean onlyLease;
 
         private Builder(HolderId holder, List<String> names) {
             this.holder = holder;
@@ -109,8 +130,17 @@ public record LeaseRequest(HolderId holder, List<String> names, LeaseMode mode, 
             return this;
         }
 
+        /**
+         * Says whether the holder holds no other lease while it asks for this one (see {@link LeaseRequest#onlyLease}):
+         * wound-wait then neither breaks its lease for an older requester nor lets it break a younger holder's.
+         */
+        public Builder onlyLease(boolean onlyLease) {
+            this.onlyLease = onlyLease;
+            return this;
+        }
+
         public LeaseRequest build() {
-            return new LeaseRequest(holder, names, mode, kind, deadline, leaseTime, wait, startedAt);
+            return new LeaseRequest(holder, names, mode, kind, deadline, leaseTime, wait, startedAt, onlyLease);
         }
     }
 }

@@ -78,7 +78,7 @@ final class Admission {
             leaseTime = Math.min(maxLease, Micros.of(request.leaseTime()));
         }
         return new Waiter(request.holder(), names, stripes.of(names), mode, request.kind(), request.startedAt(),
-                requestedDeadline, leaseTime, Micros.of(request.maxWait()));
+                requestedDeadline, leaseTime, Micros.of(request.maxWait()), request.onlyLease());
     }
 
     /** Sets the request's times from the service time {@code now}, read under its shards' locks. */

@@ -4,6 +4,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
@@ -275,11 +276,12 @@ public final class EmbeddedLeaseService implements LeaseService {
 
     @Override
     public Lease acquire(LeaseRequest request) throws LeaseException, InterruptedException {
-        Lease fast = tryUncontended(request);
+        LeaseRequest r = anotherLease(request);
+        Lease fast = tryUncontended(r);
         if (fast != null) {
             return granted(fast);
         }
-        Waiter w = admission.request(request, stripes);
+        Waiter w = admission.request(r, stripes);
         Lease granted = attempt(w);
         if (granted != null) {
             return granted(granted);
@@ -300,11 +302,12 @@ public final class EmbeddedLeaseService implements LeaseService {
     public CompletableFuture<Lease> acquireAsync(LeaseRequest request) {
         Waiter w;
         try {
-            Lease fast = tryUncontended(request);
+            LeaseRequest r = anotherLease(request);
+            Lease fast = tryUncontended(r);
             if (fast != null) {
                 return CompletableFuture.completedFuture(granted(fast));
             }
-            w = admission.request(request, stripes);
+            w = admission.request(r, stripes);
             Lease granted = attempt(w);
             if (granted != null) {
                 return CompletableFuture.completedFuture(granted(granted));
@@ -313,6 +316,22 @@ public final class EmbeddedLeaseService implements LeaseService {
             return CompletableFuture.failedFuture(e);
         }
         return w.future;
+    }
+
+    /**
+     * Ends the only-lease standing of what {@code r}'s holder already holds, deciding again the requests waiting for
+     * it (wound-wait now applies to it); {@code r} is then no only lease either, whatever it says. No lock held.
+     */
+    private LeaseRequest anotherLease(LeaseRequest r) {
+        if (r == null) {
+            return null;
+        }
+        Holding earlier = fencing.anotherLease(r.holder());
+        if (earlier == null) {
+            return r;
+        }
+        dispatch(Arrays.asList(earlier.names));
+        return r.withOnlyLease(false);
     }
 
     /** A new lease with its witnesses (with no lock held). */
@@ -366,6 +385,7 @@ public final class EmbeddedLeaseService implements LeaseService {
             }
             long age = r.startedAt() != null ? Micros.of(r.startedAt()) : now;
             Holding h = new Holding(r.holder(), r.mode(), r.kind(), age, now, deadline, st.floor, new String[] {name});
+            h.only = r.onlyLease();
             Instant grantedAt = Micros.toInstant(now);
             Lease lease = new Lease(r.holder(), r.mode(), r.kind(), grantedAt, Micros.toInstant(deadline),
                     List.of(fencing.addHolder(st, s, h, 0, now, grantedAt)));

@@ -2,9 +2,11 @@ package org.leasehold.engine;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.leasehold.lease.CorrelationId;
 import org.leasehold.lease.Ending;
+import org.leasehold.lease.HolderId;
 import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.InvalidLeaseRequestException.Reason;
 import org.leasehold.lease.Lease;
@@ -27,6 +29,9 @@ final class Fencing {
     private final long grace;
     private final long clockError;
     private final int historyPerName;
+
+    /** The live holdings granted as their holder's only lease, by holder (see {@link Holding#only}). */
+    private final ConcurrentHashMap<HolderId, Holding> onlyLeases = new ConcurrentHashMap<>();
 
     Fencing(Stripes stripes, long idHigh, long grace, long clockError, int historyPerName) {
         this.stripes = stripes;
@@ -66,6 +71,7 @@ final class Fencing {
             floor = Math.max(floor, st.floor);
         }
         Holding h = new Holding(w.holder, w.mode, w.kind, w.age, now, deadline, floor, w.names);
+        h.only = w.only;
         Instant grantedAt = Micros.toInstant(now);
         LeaseGrant[] grants = new LeaseGrant[states.length];
         for (int i = 0; i < states.length; i++) {
@@ -83,10 +89,35 @@ final class Fencing {
         CorrelationId id = new CorrelationId(idHigh, (++s.idCounter << 8) | s.index);
         h.generations[i] = gen;
         h.ids[i] = id;
+        if (i == 0 && h.only) {
+            onlyLeases.put(h.holder, h);
+        }
         st.holders.add(h);
         st.lastTouched = now;
         return new LeaseGrant(st.name, gen, id, st.floorInstant(), st.writableFromInstant(now, grantedAt),
                 st.predecessor());
+    }
+
+    /**
+     * {@code holder} asks for a lease: if it holds an only lease, that lease is one no more (wound-wait applies to it
+     * from now on) and is returned, so that the requests waiting for its names can be decided again; else null. Runs
+     * without a lock.
+     */
+    Holding anotherLease(HolderId holder) {
+        if (onlyLeases.isEmpty()) {
+            return null;
+        }
+        Holding h = onlyLeases.remove(holder);
+        if (h != null) {
+            h.only = false;
+        }
+        return h;
+    }
+
+    private void forget(Holding h) {
+        if (h.only) {
+            onlyLeases.remove(h.holder, h);
+        }
     }
 
     /** Removes holdings that ended (expired, broken, re-taken) from a name, folding what they leave behind. */
@@ -99,6 +130,7 @@ final class Fencing {
                 continue;
             }
             holders.remove(i);
+            forget(h);
             int idx = h.indexOf(st.name);
             switch (status) {
                 case Holding.ACTIVE -> {
@@ -150,6 +182,7 @@ final class Fencing {
     /** Folds a released holding (name number {@code i}) into {@code st}: its watermark raises the floor. */
     void relinquished(NameState st, Holding h, int i, long wm, String metadata, long now) {
         st.holders.remove(h);
+        forget(h);
         if (wm != Long.MIN_VALUE) {
             st.raiseFloor(wm);
         }

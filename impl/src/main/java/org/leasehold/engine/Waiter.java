@@ -38,6 +38,8 @@ final class Waiter {
     final long leaseTime;
     /** How long it may wait, in micros; 0 tries once. */
     final long maxWait;
+    /** Its holder holds no other lease: it breaks no younger holder (it waits), and its holding is an only one. */
+    final boolean only;
 
     long age;
     long since;
@@ -48,7 +50,7 @@ final class Waiter {
     private volatile int done;
 
     Waiter(HolderId holder, String[] names, int[] shards, LeaseMode mode, LeaseKind kind, Instant startedAt,
-            long requestedDeadline, long leaseTime, long maxWait) {
+            long requestedDeadline, long leaseTime, long maxWait, boolean only) {
         this.holder = holder;
         this.names = names;
         this.shards = shards;
@@ -58,6 +60,7 @@ final class Waiter {
         this.requestedDeadline = requestedDeadline;
         this.leaseTime = leaseTime;
         this.maxWait = maxWait;
+        this.only = only;
     }
 
     /** Claims the right to decide this request's outcome; true for exactly one caller. */

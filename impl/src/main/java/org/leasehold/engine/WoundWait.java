@@ -8,7 +8,9 @@ import org.leasehold.lease.LeaseKind;
 
 /**
  * Wound-wait: an older requester breaks the younger tentative holdings in its way instead of waiting behind them, and
- * they end (with the holdings its own identity takes again) just before its grant.
+ * they end (with the holdings its own identity takes again) just before its grant. Only leases take no part: a
+ * requester that holds nothing else waits (it cannot close a cycle of waits), and a holding that is its holder's only
+ * lease is waited for (its holder waits for nobody) until the holder asks for another.
  *
  * <p>Its methods run under the locks of the request's shards; a holding of another name's shard is ended only through
  * its status, which that name notices when it next cleans.
@@ -20,9 +22,12 @@ final class WoundWait {
         this.fencing = fencing;
     }
 
-    /** True if {@code w} may break {@code h}: a tentative holding younger than the requester. */
+    /**
+     * True if {@code w} may break {@code h}: a tentative holding younger than the requester, neither of them an only
+     * lease.
+     */
     static boolean mayBreak(Holding h, Waiter w) {
-        return h.kind == LeaseKind.TENTATIVE && h.youngerThan(w.age, w.holder);
+        return h.kind == LeaseKind.TENTATIVE && !w.only && !h.only && h.youngerThan(w.age, w.holder);
     }
 
     /**

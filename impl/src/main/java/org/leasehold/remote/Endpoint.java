@@ -465,7 +465,8 @@ final class Endpoint implements AutoCloseable {
     /**
      * The port of the server's socket transport, as the server tells it (a call, if not known yet).
      *
-     * @throws LeaseException the server has none: it was started without {@code --socket-listen}
+     * @throws LeaseException the server has none: it was started with {@code --socket-listen none}, or is of a release
+     *                        that served it only when asked
      */
     int socketPort() throws LeaseException {
         int port = info().getSocketPort();
@@ -474,8 +475,9 @@ final class Endpoint implements AutoCloseable {
         }
         if (port == 0) {
             throw new LeaseServiceUnavailableException(null, "lease server " + address + " has no socket transport, "
-                    + "yet this client is set to transport=socket: start the server with --socket-listen (for example "
-                    + "--socket-listen 127.0.0.1:7422), or set transport=grpc");
+                    + "yet this client takes its lease calls there (transport=socket, the default): start the server "
+                    + "without --socket-listen none (it serves the socket transport by default), or set transport=grpc "
+                    + "on this client");
         }
         return port;
     }

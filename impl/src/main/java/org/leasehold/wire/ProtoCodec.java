@@ -147,6 +147,9 @@ public final class ProtoCodec {
         if (r.startedAt() != null) {
             b.setStartedAtMicros(Micros.of(r.startedAt()));
         }
+        if (r.onlyLease()) {
+            b.setOnlyLease(true);
+        }
         return b.build();
     }
 
@@ -166,7 +169,7 @@ public final class ProtoCodec {
         java.time.Duration wait = durationField(Reason.INVALID_WAIT, type, "wait_micros", r.getWaitMicros());
         Instant startedAt = r.hasStartedAtMicros() ? instantField(type, "started_at_micros", r.getStartedAtMicros()) : null;
         return new LeaseRequest(holder(r.getHolder()), r.getNamesList(), modeField(type, r.getMode()),
-                kindField(type, r.getKind()), deadline, leaseTime, wait, startedAt);
+                kindField(type, r.getKind()), deadline, leaseTime, wait, startedAt, r.getOnlyLease());
     }
 
     /**

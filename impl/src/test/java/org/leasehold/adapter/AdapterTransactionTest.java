@@ -427,6 +427,8 @@ class AdapterTransactionTest {
         fx.tm.begin();
         Transaction younger = fx.tm.getTransaction();
         try (LeaseConnection c = fx.connection()) {
+            // Two leases: a transaction with one lease is never broken (see the test below).
+            c.acquire("contested/c");
             c.acquire("contested/b");
             c.append(bytes("younger"));
         }
@@ -450,6 +452,39 @@ class AdapterTransactionTest {
         assertTrue(reasons.toString().contains("was broken at") && reasons.toString().contains("older requester"),
                 "the application is told why: " + reasons);
         assertEquals(List.of("older"), fx.messages().stream().map(AdapterTransactionTest::text).toList());
+    }
+
+    @Test
+    void aYoungerTransactionWithOneLeaseIsWaitedForNotBroken() throws Exception {
+        fx.tm.begin();
+        Transaction older = fx.tm.getTransaction();
+        try (LeaseConnection c = fx.connection()) {
+            c.acquire("single/a");
+        }
+        fx.tm.suspend();
+        fx.time.advance(Duration.ofMillis(10));
+        fx.tm.begin();
+        Transaction younger = fx.tm.getTransaction();
+        try (LeaseConnection c = fx.connection()) {
+            c.acquire("single/b");
+            c.append(bytes("younger"));
+        }
+        fx.tm.suspend();
+        fx.tm.resume(older);
+        try (LeaseConnection c = fx.connection()) {
+            // The younger one's only lease is not broken: trying once, the older one is told the name is busy.
+            assertThrows(LeaseBusyException.class, () -> c.acquire(LeaseOptions.of("single/b").waitFor(Duration.ZERO)));
+        }
+        fx.tm.suspend();
+        fx.tm.resume(younger);
+        fx.tm.commit();
+        fx.tm.resume(older);
+        try (LeaseConnection c = fx.connection()) {
+            c.acquire(LeaseOptions.of("single/b").waitFor(Duration.ZERO));
+            c.append(bytes("older"));
+        }
+        fx.tm.commit();
+        assertEquals(List.of("younger", "older"), fx.messages().stream().map(AdapterTransactionTest::text).toList());
     }
 
     @Test

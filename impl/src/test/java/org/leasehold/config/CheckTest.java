@@ -78,7 +78,7 @@ class CheckTest {
                 refused(() -> BagStoreConfig.builder(root).metronomeLookback(Duration.ofSeconds(-1)).build()));
         assertEquals("keepAliveTime is PT0S; it must be a positive duration",
                 refused(() -> RemoteClientConfig.builder("127.0.0.1:7420").keepAliveTime(Duration.ZERO).build()));
-        assertEquals("transport is null; use GRPC (the default) or SOCKET",
+        assertEquals("transport is null; use SOCKET (the default) or GRPC",
                 refused(() -> RemoteClientConfig.builder("127.0.0.1:7420").transport(null).build()));
         assertEquals("callTimeout '5 seconds' is not a duration; use 500ms, 5s, 2m, 1h or ISO-8601 such as PT5S",
                 refused(() -> Check.duration("callTimeout", "5 seconds")));

@@ -451,6 +451,74 @@ public abstract class LeaseServiceContract {
         assertEquals(B, await(young).holder());
     }
 
+    /**
+     * True if the service leaves only leases out of wound-wait ({@code LeaseRequest.onlyLease}); a backend that keeps
+     * wound-wait for every request says false.
+     */
+    protected boolean leavesOnlyLeasesOutOfWoundWait() {
+        return true;
+    }
+
+    /** Runs {@code call} (a blocking acquisition) on a thread of its own. */
+    private static CompletableFuture<Lease> onThread(String name, java.util.concurrent.Callable<Lease> call) {
+        CompletableFuture<Lease> f = new CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                f.complete(call.call());
+            } catch (Exception e) {
+                f.completeExceptionally(e);
+            }
+        }, name);
+        t.setDaemon(true);
+        t.start();
+        return f;
+    }
+
+    @Test
+    void olderOnlyLeaseWaitsForYoungerOnlyLeaseAndBothCommit() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(leavesOnlyLeasesOutOfWoundWait());
+        Instant t0 = leases.now();
+        Lease young = leases.acquire(req(B, "only/1").tentative().startedAt(t0.plusMillis(5)).onlyLease(true).build());
+        // Neither breaks it: the older only lease trying once is busy, an older request of a second lease too.
+        assertThrows(LeaseBusyException.class,
+                () -> leases.acquire(req(A, "only/1").tentative().startedAt(t0).onlyLease(true).build()));
+        assertThrows(LeaseBusyException.class,
+                () -> leases.acquire(req(C, "only/1").tentative().startedAt(t0).build()));
+        CompletableFuture<Lease> old = onThread("older-only-lease", () -> leases.acquire(req(A, "only/1").tentative()
+                .startedAt(t0).onlyLease(true).waitFor(SETTLE).build()));
+        awaitWaiters("only/1", 1);
+        assertPending(old);
+        Lease committed = leases.upgrade(young, null);
+        leases.release(committed, micros(committed.grantedAt(), 1), null);
+        Lease next = await(old);
+        assertEquals(A, next.holder());
+        assertEquals(Ending.RELINQUISHED, next.grant("only/1").predecessor().ending(), "the younger one committed");
+        leases.release(leases.upgrade(next, null), null, null);
+    }
+
+    @Test
+    void aCycleOfTwoLeaseTransactionsIsStillBroken() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(leavesOnlyLeasesOutOfWoundWait());
+        Instant t0 = leases.now();
+        // Each holds its first lease as an only lease; then each asks for the other's name as its second.
+        Lease youngFirst = leases.acquire(req(B, "cycle/1").tentative().startedAt(t0.plusMillis(5)).onlyLease(true)
+                .build());
+        Lease oldFirst = leases.acquire(req(A, "cycle/2").tentative().startedAt(t0).onlyLease(true).build());
+        CompletableFuture<Lease> oldSecond = onThread("older-second-lease", () -> leases.acquire(req(A, "cycle/1")
+                .tentative().startedAt(t0).waitFor(SETTLE).build()));
+        awaitWaiters("cycle/1", 1);
+        assertPending(oldSecond);
+        // The younger one's second request makes its first lease an ordinary one: the older one breaks it.
+        CompletableFuture<Lease> youngSecond = onThread("younger-second-lease", () -> leases.acquire(
+                req(B, "cycle/2").tentative().startedAt(t0.plusMillis(5)).waitFor(SETTLE).build()));
+        Lease oldTaken = await(oldSecond);
+        assertEquals(Ending.BROKEN, oldTaken.grant("cycle/1").predecessor().ending());
+        assertThrows(LeaseBrokenException.class, () -> leases.upgrade(youngFirst, null));
+        leases.release(leases.upgrade(oldFirst, null), null, null);
+        leases.release(leases.upgrade(oldTaken, null), null, null);
+        assertEquals(B, await(youngSecond).holder(), "the younger one's second request is granted after the older commit");
+    }
+
     @Test
     void fullLeaseIsNeverBrokenBeforeItsDeadline() throws Exception {
         Instant t0 = leases.now();

@@ -84,7 +84,7 @@ class LateAnswerTest {
             // A first acquisition through a patient client loads what the transport needs in this JVM, which must not
             // count against the short call timeout of the client under test.
             try (RemoteLeaseService warm = new RemoteLeaseService(RemoteClientConfig.builder(server.address())
-                    .callTimeout(Duration.ofSeconds(30)).build())) {
+                    .transport(RemoteClientConfig.Transport.GRPC).callTimeout(Duration.ofSeconds(30)).build())) {
                 warm.acquire(LeaseRequest.builder(new HolderId("warm", "t"), "warm/1").build());
             }
             RemoteLeaseService client = server.client();

@@ -34,8 +34,9 @@ abstract class ScriptedServer extends LeaseholdGrpc.LeaseholdImplBase implements
     /** Starts serving and connects a client with {@code callTimeout}. */
     ScriptedServer start(Duration callTimeout) throws java.io.IOException {
         server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(this).build().start();
+        // A scripted gRPC session: the client must take it, not the socket transport it would take by default.
         client = new RemoteLeaseService(RemoteClientConfig.builder("127.0.0.1:" + server.getPort())
-                .callTimeout(callTimeout).build());
+                .transport(RemoteClientConfig.Transport.GRPC).callTimeout(callTimeout).build());
         return this;
     }
 

@@ -55,11 +55,12 @@ public final class LeaseServerMain implements Callable<Integer> {
             description = "Metrics (/metrics) and health (/health, /ready) address, or 'none'. Default: ${DEFAULT-VALUE}.")
     String httpListen;
 
-    @Option(names = "--socket-listen", paramLabel = "HOST:PORT|none", defaultValue = "none",
+    @Option(names = "--socket-listen", paramLabel = "HOST:PORT|auto|none", defaultValue = "auto",
             description = "Also serve the session calls (acquire, release, renew, upgrade) over the socket transport on "
                     + "this address: length-prefixed protobuf frames on plain TCP (or TLS), where each client thread does "
-                    + "its own socket I/O (lower latency than gRPC). Clients choose it with transport=socket. Same "
-                    + "authentication, ACLs and limits. Default: ${DEFAULT-VALUE}.")
+                    + "its own socket I/O (lower latency than gRPC). Clients take it by default (transport=socket) and "
+                    + "learn its port from the server. 'auto': the host of --listen, any free port; 'none': gRPC only. "
+                    + "Same authentication, ACLs and limits. Default: ${DEFAULT-VALUE}.")
     String socketListen;
 
     @Option(names = "--socket-max-connections", paramLabel = "N", defaultValue = "1024",
@@ -243,8 +244,12 @@ public final class LeaseServerMain implements Callable<Integer> {
             }
         }
         Duration drain = Check.duration("--drain-timeout", drainTimeout);
-        ServerConfig.SocketSettings socket = socketListen.equalsIgnoreCase("none") ? null
-                : new ServerConfig.SocketSettings(ServerConfig.address("--socket-listen", socketListen),
+        InetSocketAddress socketAddress = socketListen.equalsIgnoreCase("none") ? null
+                : socketListen.equalsIgnoreCase("auto")
+                        ? new InetSocketAddress(ServerConfig.address("--listen", listen).getAddress(), 0)
+                        : ServerConfig.address("--socket-listen", socketListen);
+        ServerConfig.SocketSettings socket = socketAddress == null ? null
+                : new ServerConfig.SocketSettings(socketAddress,
                         socketMaxConnections, Check.duration("--socket-write-timeout", socketWriteTimeout),
                         Check.duration("--socket-spin-wait", socketSpinWait));
         if (noStateDir && stateDir != null) {

@@ -79,13 +79,14 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
     }
 
     /**
-     * Defaults for tests and embedding: loopback, any free port, no metrics endpoint, no security, no state directory
-     * (give one with {@link #withStateDir}).
+     * Defaults for tests and embedding: loopback, any free port for gRPC and for the socket transport (served by
+     * default, as on the command line; {@code withSocket(null)} for gRPC only), no metrics endpoint, no security, no
+     * state directory (give one with {@link #withStateDir}).
      */
     public static ServerConfig loopback(EngineConfig engine) {
         return new ServerConfig(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), null, null, engine, 100_000,
-                10_000, 10_000, 1 << 20, null, null, null, null, null, null, false, Duration.ofSeconds(5), false, null,
-                null, null, Signing.DEFAULT);
+                10_000, 10_000, 1 << 20, null, null, null, null, null, null, false, Duration.ofSeconds(5), false,
+                SocketSettings.loopback(), null, null, Signing.DEFAULT);
     }
 
     /** Checks the settings together; the message says what to change. */

@@ -37,6 +37,10 @@ class RemoteLeaseServiceContractOverSocketsTest extends RemoteLeaseServiceContra
     }
 
     private static double socketConnectionsOpened() throws Exception {
+        return socketConnectionsOpened(server);
+    }
+
+    private static double socketConnectionsOpened(ServerProcess server) throws Exception {
         HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                 URI.create("http://127.0.0.1:" + server.httpPort() + "/metrics")).build(),
                 HttpResponse.BodyHandlers.ofString());
@@ -55,6 +59,23 @@ class RemoteLeaseServiceContractOverSocketsTest extends RemoteLeaseServiceContra
                     .leaseFor(Duration.ofSeconds(5)).build());
             client.release(l, null, null);
             assertEquals(before + 1, socketConnectionsOpened(), "one socket connection for the name's lane");
+        }
+    }
+
+    /**
+     * Without options on either end the lease calls take the socket transport: the server serves it by default (on the
+     * host of its gRPC address, a free port it tells clients) and the client takes it by default.
+     */
+    @Test
+    void theDefaultsAreTheSocketTransport() throws Exception {
+        assertEquals(RemoteClientConfig.Transport.SOCKET, RemoteClientConfig.builder("127.0.0.1:7420").build().transport());
+        try (ServerProcess plain = ServerProcess.start("socket-defaults", "--quiet-period=0s");
+             RemoteLeaseService client = new RemoteLeaseService(RemoteClientConfig.builder(plain.address()).build())) {
+            assertEquals(0.0, socketConnectionsOpened(plain));
+            Lease l = client.acquire(LeaseRequest.builder(new HolderId("defaults", "t1"), "socket/defaults")
+                    .leaseFor(Duration.ofSeconds(5)).build());
+            client.release(l, null, null);
+            assertEquals(1.0, socketConnectionsOpened(plain), "the default client's lease calls took the socket transport");
         }
     }
 }

@@ -41,6 +41,16 @@ class RestartAndFaultsTest {
         return new RemoteLeaseService(RemoteClientConfig.builder(address).callTimeout(Duration.ofSeconds(2)).build());
     }
 
+    /**
+     * A client on gRPC alone, for the tests that put a TCP proxy in front of the gRPC port: on the socket transport
+     * (the default) the lease calls would go to the socket port the server names, past the proxy. The same faults
+     * on the socket transport are in {@code SocketTransportTest}.
+     */
+    private static RemoteLeaseService grpcClient(String address) {
+        return new RemoteLeaseService(RemoteClientConfig.builder(address).callTimeout(Duration.ofSeconds(2))
+                .transport(RemoteClientConfig.Transport.GRPC).build());
+    }
+
     private static LeaseRequest req(HolderId who, String name, Duration wait) {
         return LeaseRequest.builder(who, name).waitFor(wait).build();
     }
@@ -123,8 +133,8 @@ class RestartAndFaultsTest {
     void droppedConnectionsWithdrawWaitersAndLeasesEndAtTheirDeadline() throws Exception {
         try (ServerProcess server = ServerProcess.start("faults", concat(SHORT, "--quiet-period=0s"));
                 TcpProxy proxy = new TcpProxy(server.port());
-                RemoteLeaseService direct = client(server.address());
-                RemoteLeaseService cut = client(proxy.address())) {
+                RemoteLeaseService direct = grpcClient(server.address());
+                RemoteLeaseService cut = grpcClient(proxy.address())) {
             // Mid-acquire: a waiting request whose connection drops is withdrawn on the server.
             Lease blocker = direct.acquire(req(A, "drop/wait", Duration.ZERO));
             CompletableFuture<Lease> waiting = cut.acquireAsync(req(B, "drop/wait", Duration.ofSeconds(10)));
@@ -160,8 +170,8 @@ class RestartAndFaultsTest {
     void aClientThatStopsReadingDoesNotHoldUpOthers() throws Exception {
         try (ServerProcess server = ServerProcess.start("stall", concat(SHORT, "--quiet-period=0s"));
                 TcpProxy proxy = new TcpProxy(server.port());
-                RemoteLeaseService direct = client(server.address());
-                RemoteLeaseService stalled = client(proxy.address())) {
+                RemoteLeaseService direct = grpcClient(server.address());
+                RemoteLeaseService stalled = grpcClient(proxy.address())) {
             Lease warm = stalled.acquire(req(B, "warm", Duration.ZERO));
             proxy.stall(true);
             List<CompletableFuture<Lease>> unread = new ArrayList<>();

@@ -1,0 +1,122 @@
+package org.leasehold.bench;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+
+import org.leasehold.engine.EmbeddedLeaseService;
+import org.leasehold.engine.EngineConfig;
+import org.leasehold.lease.HolderId;
+import org.leasehold.lease.Lease;
+import org.leasehold.lease.LeaseBrokenException;
+import org.leasehold.lease.LeaseBusyException;
+import org.leasehold.lease.LeaseException;
+import org.leasehold.lease.LeaseRequest;
+import org.leasehold.time.SystemTimeSource;
+
+/**
+ * Transactions as the resource adapter runs them, against the embedded engine on the real clock: each takes its
+ * leases tentatively with its start as wound-wait age (the first marked as its only lease, as the adapter marks it,
+ * or not, as before only leases existed), holds them for a moment of work, then upgrades them (prepare: a broken
+ * lease fails it, a rollback) and releases them. Counts commits, rollbacks and waits that ran out, for one-lease
+ * transactions on few names and for two-name transfers (two leases, taken one after the other in random order, which
+ * can wait for each other in a cycle). See docs/BENCHMARKS.md, "Wound-wait and only leases".
+ *
+ * <pre>java -cp benchmarks/target/benchmarks.jar org.leasehold.bench.WoundWaitBench [threads] [names] [seconds]</pre>
+ */
+public final class WoundWaitBench {
+    private WoundWaitBench() {
+    }
+
+    private record Outcome(long commits, long rollbacks, long timeouts) {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int threads = args.length > 0 ? Integer.parseInt(args[0]) : 16;
+        int names = args.length > 1 ? Integer.parseInt(args[1]) : 4;
+        int seconds = args.length > 2 ? Integer.parseInt(args[2]) : 10;
+        System.out.printf("%d threads, %d names, %d s per row, 25 us of work after each lease%n", threads, names, seconds);
+        System.out.println("| transaction | only lease marked | commits/s | rollbacks (lease broken) | waits run out |");
+        System.out.println("|---|---|---:|---:|---:|");
+        for (int leasesPerTx : new int[] {1, 2}) {
+            for (boolean only : new boolean[] {false, true}) {
+                Outcome o = run(threads, names, seconds, leasesPerTx, only);
+                System.out.printf("| %s | %s | %,d | %,d | %,d |%n", leasesPerTx == 1 ? "one lease" : "two leases",
+                        only ? "yes" : "no (before)", o.commits / seconds, o.rollbacks, o.timeouts);
+            }
+        }
+    }
+
+    private static Outcome run(int threads, int names, int seconds, int leasesPerTx, boolean only) throws Exception {
+        try (SystemTimeSource time = new SystemTimeSource("wound-wait-bench");
+             EmbeddedLeaseService engine = new EmbeddedLeaseService(EngineConfig.defaults()
+                     .withQuietPeriod(Duration.ZERO), time)) {
+            LongAdder commits = new LongAdder();
+            LongAdder rollbacks = new LongAdder();
+            LongAdder timeouts = new LongAdder();
+            AtomicBoolean stop = new AtomicBoolean();
+            List<Thread> workers = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int id = t;
+                Thread w = new Thread(() -> {
+                    long n = 0;
+                    while (!stop.get()) {
+                        HolderId holder = new HolderId("bench", "tx/" + id + "/" + n++);
+                        transaction(engine, holder, time.now(), names, leasesPerTx, only, commits, rollbacks,
+                                timeouts);
+                    }
+                }, "tx-" + t);
+                workers.add(w);
+                w.start();
+            }
+            Thread.sleep(seconds * 1_000L);
+            stop.set(true);
+            for (Thread w : workers) {
+                w.join();
+            }
+            return new Outcome(commits.sum(), rollbacks.sum(), timeouts.sum());
+        }
+    }
+
+    @SuppressWarnings("checkstyle:ParameterNumber")
+    private static void transaction(EmbeddedLeaseService engine, HolderId holder, Instant startedAt, int names,
+            int leasesPerTx, boolean only, LongAdder commits, LongAdder rollbacks, LongAdder timeouts) {
+        ThreadLocalRandom r = ThreadLocalRandom.current();
+        int first = r.nextInt(names);
+        int second = (first + 1 + r.nextInt(names - 1)) % names;
+        List<Lease> held = new ArrayList<>(2);
+        try {
+            for (int i = 0; i < leasesPerTx; i++) {
+                held.add(engine.acquire(LeaseRequest.builder(holder, "key/" + (i == 0 ? first : second)).tentative()
+                        .startedAt(startedAt).onlyLease(only && i == 0).leaseFor(Duration.ofSeconds(10))
+                        .waitFor(Duration.ofSeconds(5)).build()));
+                LockSupport.parkNanos(25_000);
+            }
+            List<Lease> full = new ArrayList<>(held.size());
+            for (Lease l : held) {
+                full.add(engine.upgrade(l, null));
+            }
+            held = full;
+            commits.increment();
+        } catch (LeaseBrokenException e) {
+            rollbacks.increment();
+        } catch (LeaseBusyException e) {
+            timeouts.increment();
+        } catch (LeaseException | InterruptedException e) {
+            throw new IllegalStateException(e);
+        } finally {
+            for (Lease l : held) {
+                try {
+                    engine.release(l, null, null);
+                } catch (LeaseException e) {
+                    // Broken or already gone: nothing to release.
+                }
+            }
+        }
+    }
+}

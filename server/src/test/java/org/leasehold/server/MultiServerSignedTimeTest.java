@@ -26,6 +26,7 @@ import org.leasehold.bag.StampedLease;
 import org.leasehold.connector.LeaseConnection;
 import org.leasehold.engine.EngineConfig;
 import org.leasehold.fs.NfsSafeFiles;
+import org.leasehold.lease.LeaseKind;
 import org.leasehold.remote.RemoteClientConfig;
 import org.leasehold.remote.RemoteLeaseService;
 import org.leasehold.time.SystemTimeSource;
@@ -33,8 +34,9 @@ import org.leasehold.time.SystemTimeSource;
 /**
  * Remote mode with names on two lease servers: a frame whose leases come from both carries, on each witness, the
  * signed time of that witness's own server (FORMAT.md, "Frame witness"), also when the frame before it (within the
- * adapter's reuse of a signed time) asked the other server. Every witness of the log verifies against the keys both
- * servers published into the store; a witness of one server with the other's signed time attached is a
+ * adapter's reuse of a signed time) asked the other server. Every witness of the log is the one of the lease's
+ * upgrade at commit (full, not the tentative grant's) and verifies against the keys both servers published into the
+ * store; a witness of one server with the other's signed time attached is a
  * SERVICE_MISMATCH.
  */
 class MultiServerSignedTimeTest {
@@ -120,6 +122,7 @@ class MultiServerSignedTimeTest {
                 assertEquals(fw.witness().serviceId(), fw.time().serviceId(), "the witness of " + l.name() + " in '"
                         + new String(m.payload(), StandardCharsets.UTF_8) + "' carries its own server's signed time");
                 assertEquals(List.of(), verifier.check(fw));
+                assertEquals(LeaseKind.FULL, fw.witness().kind(), "the witness of " + l.name() + " is its upgrade's");
                 services.add(fw.witness().serviceId());
             }
         }

@@ -29,7 +29,8 @@ final class Deployments {
         return plainWar(name)
                 .setManifest(new StringAsset(ADAPTER_DEPENDENCY))
                 .addAsWebInfResource(new StringAsset(jbossWeb("eis/leasehold/tx", "eis/leasehold/cdi",
-                        "eis/leasehold/owned-a", "eis/leasehold/owned-b", "jdbc/leasehold-it")), "jboss-web.xml");
+                        "eis/leasehold/owned-a", "eis/leasehold/owned-b", "eis/leasehold/audit",
+                        "jdbc/leasehold-it")), "jboss-web.xml");
     }
 
     /**

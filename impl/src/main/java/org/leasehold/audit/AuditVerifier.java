@@ -34,8 +34,9 @@ public final class AuditVerifier {
     }
 
     /**
-     * The problems of a frame's witness: its proof and, if attached, its signed time's proof; the key's validity and
-     * revocation at each statement's signed time. Empty when all is well.
+     * The problems of a frame's witness: its proof and, if attached, its signed time's proof and that the signed time
+     * is of the witness's own service; the key's validity and revocation at each statement's signed time. Empty when
+     * all is well.
      */
     public List<AuditProblem> check(FrameWitness fw) {
         List<AuditProblem> problems = new ArrayList<>(0);
@@ -46,6 +47,12 @@ public final class AuditVerifier {
             SignedTime t = fw.time();
             statement("the signed time " + t.midpoint() + " attached to " + what, t.keyId(), t.serviceId(),
                     t.midpoint(), fw.timeBytes(), fw.timeProof(), problems);
+            if (!t.serviceId().equals(w.serviceId())) {
+                problems.add(new AuditProblem(AuditProblem.Kind.SERVICE_MISMATCH, "the signed time " + t.midpoint()
+                        + " attached to " + what + " is of the lease service '" + t.serviceId() + "', not of the "
+                        + "witness's '" + w.serviceId() + "': a witness carries the signed time of its own service, "
+                        + "whose clock its floor and deadline are read on"));
+            }
         }
         return problems;
     }

@@ -210,7 +210,7 @@ final class AcquireSession implements SessionChannel {
         @Override
         public void onNext(SessionReplies batch) {
             for (SessionReply r : batch.getRepliesList()) {
-                requests.answer(r, endpoint.address, endpoint.proofs, orphans);
+                requests.answer(r, endpoint.address, endpoint.proofs, endpoint.signed, orphans);
             }
         }
 

@@ -178,7 +178,8 @@ final class Endpoint implements AutoCloseable {
     /**
      * Asks the server for a signed time over a fresh nonce, verifies it against the pinned keys and compares this
      * process's clock with it ({@link SignedClock#check}). Nothing is checked against a server on a test clock (its
-     * time is not the time), a server that signs nothing, or one of an earlier release (no such call).
+     * time is not the time), a server that signs nothing, or one of an earlier release (no such call), unless this
+     * client pinned the server's keys before: then such a server is refused ({@link SignedClock#downgraded}).
      *
      * @throws LeaseException the server did not answer, or its answer does not verify (then acquisitions are refused
      *                        until a later check passes)
@@ -197,12 +198,19 @@ final class Endpoint implements AutoCloseable {
                     .signTime(TimeRequest.newBuilder().setNonce(ByteString.copyFrom(nonce)).build());
         } catch (StatusRuntimeException e) {
             if (e.getStatus().getCode() == Status.Code.UNIMPLEMENTED) {
+                if (signed.pinnedKeys()) {
+                    throw signed.downgraded("does not know the signed time call");
+                }
                 return;
             }
             throw failure(e.getStatus());
         }
         long t1 = local.nowMicros();
         if (r.hasError() && r.getError().getKind() == LeaseError.Kind.UNAVAILABLE) {
+            // Unavailable is also a signer's passing failure: only a server that serves no keys stopped signing.
+            if (signed.pinnedKeys() && fetchKeys().getKeysCount() == 0) {
+                throw signed.downgraded("serves no keys and answers that it signs nothing");
+            }
             return;
         }
         try {

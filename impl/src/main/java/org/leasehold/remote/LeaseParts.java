@@ -123,7 +123,7 @@ final class LeaseParts {
             deadline = p.lease.deadline().isBefore(deadline) ? p.lease.deadline() : deadline;
         }
         Lease merged = new Lease(original.holder(), original.mode(), after.get(0).lease.kind(), original.grantedAt(),
-                deadline, original.grants());
+                deadline, witnessedAfter(original.grants(), after));
         LeaseKey key = LeaseKey.of(original);
         Kept stored = kept.get(key);
         if (stored != null) {
@@ -133,6 +133,26 @@ final class LeaseParts {
                     local.nowMicros() + remaining + 60_000_000L)));
         }
         return merged;
+    }
+
+    /**
+     * The caller's grants, each with the witness of the renewal or upgrade that {@code after} brought for its name and
+     * generation (the new deadline and kind, which frames written from now on must carry), or its own if none came.
+     */
+    private static List<LeaseGrant> witnessedAfter(List<LeaseGrant> grants, List<Part> after) {
+        List<LeaseGrant> out = new ArrayList<>(grants.size());
+        for (LeaseGrant g : grants) {
+            LeaseGrant now = g;
+            for (Part p : after) {
+                for (LeaseGrant a : p.lease.grants()) {
+                    if (a.witness() != null && a.name().equals(g.name()) && a.generation() == g.generation()) {
+                        now = g.withWitness(a.witness());
+                    }
+                }
+            }
+            out.add(now);
+        }
+        return out;
     }
 
     /** Forgets the parts of a released lease. */

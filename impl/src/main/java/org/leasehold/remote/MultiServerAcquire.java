@@ -191,8 +191,9 @@ final class MultiServerAcquire {
             if (primary == null) {
                 throw new IllegalStateException("no grant of " + name + " from its server " + en.getValue().address);
             }
+            // The witness of the name's own server: what frames written under the lease carry.
             grants.add(new LeaseGrant(name, primary.generation(), primary.correlationId(), floor, writableFrom,
-                    primary.predecessor()));
+                    primary.predecessor(), primary.witness()));
         }
         Lease first = taken.get(0).lease();
         return new Lease(first.holder(), first.mode(), first.kind(), grantedAt, deadline, grants);

@@ -297,9 +297,22 @@ public final class RemoteLeaseService implements LeaseService {
             }
             SessionReply r = calls.call(p.endpoint(), p.lease().grants().get(0).name(), "upgrade",
                     SessionRequest.newBuilder().setUpgrade(b), SessionReply.ResultCase.LEASE);
-            done.add(new Part(p.endpoint(), ProtoCodec.lease(r.getLease(), p.endpoint().proofs)));
+            done.add(new Part(p.endpoint(), signedLease(p.endpoint(), r)));
         }
         return leaseParts.merge(lease, parts, done);
+    }
+
+    /**
+     * The lease a renewal or upgrade answered with; refused if the server stopped signing after this client pinned its
+     * keys ({@code SignedClock.unsigned}): the lease stays held until its deadline, and the holder learns it now.
+     */
+    private static Lease signedLease(Endpoint e, SessionReply r) throws LeaseException {
+        Lease l = ProtoCodec.lease(r.getLease(), e.proofs);
+        LeaseException unsigned = e.signed.unsigned(l);
+        if (unsigned != null) {
+            throw unsigned;
+        }
+        return l;
     }
 
     @Override
@@ -336,7 +349,7 @@ public final class RemoteLeaseService implements LeaseService {
             }
             SessionReply r = calls.call(p.endpoint(), p.lease().grants().get(0).name(), "renewal",
                     SessionRequest.newBuilder().setRenew(b), SessionReply.ResultCase.LEASE);
-            done.add(new Part(p.endpoint(), ProtoCodec.lease(r.getLease(), p.endpoint().proofs)));
+            done.add(new Part(p.endpoint(), signedLease(p.endpoint(), r)));
         }
         return leaseParts.merge(lease, parts, done);
     }

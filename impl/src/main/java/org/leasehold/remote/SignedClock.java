@@ -17,7 +17,10 @@ import org.leasehold.audit.PublishedKey;
 import org.leasehold.audit.SignedTime;
 import org.leasehold.audit.SignedTimeProof;
 import org.leasehold.audit.VerifyingKey;
+import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseException;
+import org.leasehold.lease.LeaseGrant;
+import org.leasehold.lease.LeaseNames;
 import org.leasehold.lease.LeaseServiceUnavailableException;
 import org.leasehold.time.Micros;
 import org.leasehold.wire.ProtoCodec;
@@ -198,6 +201,49 @@ final class SignedClock {
         if (before != null) {
             LOG.log(System.Logger.Level.INFO, "LEASEHOLD-8113 this process's clock is within maxClockError of lease "
                     + "server {0}'s signed time again (off by {1} us)", address, offset);
+        }
+        return null;
+    }
+
+    /** Whether this client has pinned the server's keys: from then on the server must sign. */
+    boolean pinnedKeys() {
+        return pinned != null;
+    }
+
+    /**
+     * Refuses the server, whose keys this client pinned, because it {@code what} (it stopped signing): no lease is
+     * taken from it until a later signed time verifies. Logged once per change of reason.
+     *
+     * @return the exception that says so, for the caller to throw
+     */
+    LeaseServiceUnavailableException downgraded(String what) {
+        AuditVerifier v = pinned;
+        String why = "lease server " + address + " " + what + ", but this client pinned its keys "
+                + (v == null ? List.of() : ids(v.keys())) + " when it signed: a server that signed must keep signing "
+                + "(a downgrade: restarted with --no-signing, an earlier release, or another process on its address). "
+                + "No lease is taken from it and its unsigned grants are refused; restart it with its signing key, or "
+                + "restart this client if signing was turned off on purpose";
+        String before = refusal;
+        refusal = why;
+        if (!why.equals(before)) {
+            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-8114 " + why);
+        }
+        return new LeaseServiceUnavailableException(null, why);
+    }
+
+    /**
+     * The refusal of {@code lease} if this client pinned the server's keys and a grant of it carries no witness (the
+     * server stopped signing: {@link #downgraded}), or null.
+     */
+    LeaseServiceUnavailableException unsigned(Lease lease) {
+        if (pinned == null) {
+            return null;
+        }
+        for (LeaseGrant g : lease.grants()) {
+            if (g.witness() == null) {
+                return downgraded("granted '" + LeaseNames.printable(g.name()) + "' generation " + g.generation()
+                        + " without a witness");
+            }
         }
         return null;
     }

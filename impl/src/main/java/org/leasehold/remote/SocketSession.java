@@ -635,6 +635,6 @@ final class SocketSession implements SessionChannel {
                     + "taken effect"));
             return;
         }
-        requests.answer(r, endpoint.address, endpoint.proofs, orphans);
+        requests.answer(r, endpoint.address, endpoint.proofs, endpoint.signed, orphans);
     }
 }

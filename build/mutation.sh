@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Mutation testing of the safety core with PIT (docs/TESTING.md, "Mutation testing").
 #
-#   build/mutation.sh [GROUP...]     GROUP: engine, store, adapter, server (default: all four)
+#   build/mutation.sh [GROUP...]             GROUP: engine, store, adapter, server (default: all four)
+#   build/mutation.sh --summary [GROUP...]   only the summary, from the groups' last reports
 #
 # Runs the `mutation` profile on each group (the group's classes mutated, the group's own fast tests run against
 # each mutant; tests that start child JVMs and long randomized histories are excluded), then prints a summary table
@@ -31,6 +32,11 @@ CLASSES[server]='org.leasehold.server.RequestChecks*,org.leasehold.server.LeaseA
 # The server's in-process tests of its checks and decoding (not the restarts, TLS, or the long contract runs).
 TESTS[server]='org.leasehold.server.RequestRangesTest,org.leasehold.server.ServerGuardsTest,org.leasehold.server.RequestIdsTest,org.leasehold.server.PrincipalBindingTest,org.leasehold.server.ServerConfigTest,org.leasehold.server.GrantOwnersTest,org.leasehold.server.RemoteLeaseServiceContractTest'
 
+summary_only=false
+if [ "${1:-}" = --summary ]; then
+  summary_only=true
+  shift
+fi
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(engine store adapter server)
 for g in "${groups[@]}"; do
@@ -38,6 +44,7 @@ for g in "${groups[@]}"; do
 done
 
 for g in "${groups[@]}"; do
+  $summary_only && break
   out="$PWD/target/mutation/$g"
   rm -rf "$out"; mkdir -p "$out"
   echo "== $g: mutating ${PIT_CLASSES:-${CLASSES[$g]}} in ${MODULE[$g]}" >&2

@@ -68,7 +68,7 @@ class EngineEdgesTest {
     @Test
     void aClosedEngineRefusesEveryCallFailsItsWaitersAndLeavesNoTimer() throws Exception {
         Lease tentative = engine.acquire(LeaseRequest.builder(A, "c/1").tentative().build());
-        engine.acquire(LeaseRequest.builder(B, "c/2").build());
+        Lease full = engine.acquire(LeaseRequest.builder(B, "c/2").build());
         CompletableFuture<Lease> waiting = engine.acquireAsync(LeaseRequest.builder(C, "c/2")
                 .waitFor(Duration.ofSeconds(30)).build());
         assertFalse(waiting.isDone());
@@ -84,6 +84,10 @@ class EngineEdgesTest {
                 () -> engine.upgrade(tentative, null)).getMessage());
         assertEquals(closed, assertThrows(LeaseServiceUnavailableException.class,
                 () -> engine.release(tentative, null, null)).getMessage());
+        assertEquals(closed, assertThrows(LeaseServiceUnavailableException.class,
+                () -> engine.holdInDoubt(full, time.now().plusSeconds(30))).getMessage());
+        assertEquals(closed, assertThrows(LeaseServiceUnavailableException.class,
+                () -> engine.reinstate(full)).getMessage());
         engine.close();
         time.advance(Duration.ofMinutes(10));
         assertEquals(0, time.pendingTimers(), "a closed engine schedules nothing");
@@ -107,7 +111,14 @@ class EngineEdgesTest {
         ExecutionException busy = assertThrows(ExecutionException.class, () -> within(second.submit(
                 () -> engine.acquire(LeaseRequest.builder(B, "lock/1").build())), "an acquisition"));
         assertTrue(busy.getCause() instanceof LeaseBusyException, String.valueOf(busy.getCause()));
-        within(first.submit(() -> engine.release(held, null, null)), "a release");
+        Lease inDoubt = within(first.submit(() -> {
+            Lease l = engine.holdInDoubt(held, time.now().plusSeconds(60));
+            time.advance(Duration.ofSeconds(30));
+            return l;
+        }), "a hold in doubt and its renewals on the clock's thread");
+        assertTrue(engine.inspect("lock/1", 1).get(0).holders().get(0).deadline().isAfter(held.deadline()),
+                "renewed while held in doubt");
+        within(first.submit(() -> engine.release(inDoubt, null, null)), "a release");
         Lease b = within(second.submit(() -> engine.acquire(LeaseRequest.builder(B, "lock/1").build())),
                 "an acquisition after the release");
         assertEquals(B, b.holder());
@@ -119,6 +130,45 @@ class EngineEdgesTest {
         }), "close");
         assertThrows(ExecutionException.class, () -> waiting.get(20, TimeUnit.SECONDS));
         assertEquals(1, within(second.submit(() -> engine.inspect("lock/", 10)), "inspect after close").size());
+    }
+
+    @Test
+    void idleNamesAreForgottenAtTheRetentionAndSweptEveryHalfRetention() throws Exception {
+        Lease a = engine.acquire(LeaseRequest.builder(A, "idle/a").build());
+        engine.release(a, null, null);
+        time.advance(Duration.ofSeconds(1));
+        Lease b = engine.acquire(LeaseRequest.builder(B, "idle/b").build());
+        engine.release(b, null, null);
+        time.advance(Duration.ofSeconds(59));
+        assertEquals(1, within(first.submit(engine::rememberedNames), "counting names"),
+                "the first sweep, one retention after the start, forgets what was idle that long, to the microsecond");
+        time.advance(Duration.ofSeconds(30));
+        assertEquals(0, within(second.submit(engine::rememberedNames), "counting names on another thread"),
+                "the next sweep comes half a retention later");
+        within(first.submit(() -> {
+            time.advance(Duration.ofSeconds(30));
+            return null;
+        }), "a sweep on another thread");
+        assertEquals(B, within(second.submit(() -> engine.acquire(LeaseRequest.builder(B, "idle/a").build())),
+                "an acquisition after a sweep on another thread").holder());
+    }
+
+    @Test
+    void aRetakenFullLeaseRaisesTheFloorToItsImpliedWatermark() throws Exception {
+        Instant t0 = time.now();
+        Lease first = engine.acquire(LeaseRequest.builder(A, "retake/a").build());
+        time.advance(Duration.ofSeconds(2));
+        Lease again = engine.acquire(LeaseRequest.builder(A, "retake/a").build());
+        Instant implied = t0.plusMillis(2_500);
+        assertEquals(implied, again.grant("retake/a").floor(), "now plus the clock error, below the old deadline");
+        assertEquals(first.grant("retake/a").correlationId(), again.grant("retake/a").predecessor().correlationId());
+        assertEquals(implied, again.grant("retake/a").predecessor().watermark());
+
+        Lease shortLease = engine.acquire(LeaseRequest.builder(A, "retake/b").leaseFor(Duration.ofSeconds(1)).build());
+        time.advance(Duration.ofMillis(800));
+        Lease retaken = engine.acquire(LeaseRequest.builder(A, "retake/b").build());
+        assertEquals(shortLease.deadline().minusNanos(1_000), retaken.grant("retake/b").floor(),
+                "never at or past the old deadline");
     }
 
     @Test

@@ -230,6 +230,17 @@ class EngineEdgesTest {
     }
 
     @Test
+    void aRequestBlockedOnSeveralNamesIsRefusedForTheFirstInNameOrder() throws Exception {
+        Lease x = engine.acquire(LeaseRequest.builder(A, "two/x").build());
+        engine.acquire(LeaseRequest.builder(B, "two/y").build());
+        LeaseBusyException e = assertThrows(LeaseBusyException.class,
+                () -> engine.acquire(LeaseRequest.builder(C, "two/y", "two/x").build()));
+        assertEquals("two/x", e.name());
+        assertEquals("'two/x' is held (full " + LeaseMode.EXCLUSIVE + " by " + A + " until " + x.deadline()
+                + "); not waiting (zero wait): retry later, or wait longer", e.getMessage());
+    }
+
+    @Test
     void aRefusalNamesAtMostThreeHoldersOrTheQueueAndHowLongItWaited() throws Exception {
         Lease[] shared = new Lease[4];
         HolderId[] ids = {A, B, C, D};

@@ -39,7 +39,8 @@ class EngineConfigTest {
         assertEquals("maxLeaseDuration is PT24H0.000001S; leases are meant to be short: use at most one day "
                 + "(the default is 10 s)", refused(c -> c.withMaxLeaseDuration(Duration.ofDays(1).plusNanos(1000))));
         accepted(c -> c.withGrace(Duration.ZERO));
-        assertEquals("grace is PT-0.001S; it must be zero or positive", refused(c -> c.withGrace(Duration.ofMillis(-1))));
+        assertEquals("grace is PT-0.001S; it must be zero or positive",
+                refused(c -> c.withGrace(Duration.ofMillis(-1))));
         accepted(c -> c.withClockErrorBound(Duration.ZERO));
         assertEquals("clockErrorBound is PT-0.001S; it must be zero or positive",
                 refused(c -> c.withClockErrorBound(Duration.ofMillis(-1))));

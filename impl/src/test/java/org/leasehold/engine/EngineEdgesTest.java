@@ -3,7 +3,6 @@ package org.leasehold.engine;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -250,7 +249,8 @@ class EngineEdgesTest {
         HolderId e = new HolderId("p", "e");
         String held = "'m' is held (";
         for (int i = 0; i < 3; i++) {
-            held += (i > 0 ? ", " : "") + "full " + LeaseMode.SHARED + " by " + ids[i] + " until " + shared[i].deadline();
+            held += (i > 0 ? ", " : "") + "full " + LeaseMode.SHARED + " by " + ids[i] + " until "
+                    + shared[i].deadline();
         }
         held += ", ...)";
         assertEquals(held + "; not waiting (zero wait): retry later, or wait longer", assertThrows(

@@ -153,6 +153,18 @@ class EngineEdgesTest {
     }
 
     @Test
+    void aNameWithAHolderIsNotForgottenWhenTheRetentionIsShorterThanTheLease() throws Exception {
+        engine.close();
+        engine = new EmbeddedLeaseService(EngineConfig.defaults().withQuietPeriod(Duration.ZERO)
+                .withIdleRetention(Duration.ofSeconds(1)), time);
+        Lease a = engine.acquire(LeaseRequest.builder(A, "kept").build());
+        time.advance(Duration.ofSeconds(5));
+        assertEquals(1, engine.rememberedNames(), "five sweeps passed a name with a live holder");
+        assertThrows(LeaseBusyException.class, () -> engine.acquire(LeaseRequest.builder(B, "kept").build()));
+        engine.release(a, null, null);
+    }
+
+    @Test
     void aRetakenFullLeaseRaisesTheFloorToItsImpliedWatermark() throws Exception {
         Instant t0 = time.now();
         Lease first = engine.acquire(LeaseRequest.builder(A, "retake/a").build());

@@ -252,6 +252,14 @@ class EngineEdgesTest {
     }
 
     @Test
+    void aSemaphoreOfOnePermitAdmitsOneHolder() throws Exception {
+        Lease one = engine.acquire(LeaseRequest.builder(A, "sem/1").semaphore(1).build());
+        assertEquals(new LeaseMode(LeaseMode.Type.SEMAPHORE, 1), one.mode());
+        assertThrows(LeaseBusyException.class,
+                () -> engine.acquire(LeaseRequest.builder(B, "sem/1").semaphore(1).build()));
+    }
+
+    @Test
     void aRefusalNamesAtMostThreeHoldersOrTheQueueAndHowLongItWaited() throws Exception {
         Lease[] shared = new Lease[4];
         HolderId[] ids = {A, B, C, D};

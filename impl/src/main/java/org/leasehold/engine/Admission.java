@@ -112,7 +112,7 @@ final class Admission {
                     break;
                 }
             }
-            if (queued ? WaitQueues.firstLive(st) != w : (!retakes && WaitQueues.firstLive(st) != null)) {
+            if (queued ? !WaitQueues.isFirst(st, w) : (!retakes && WaitQueues.firstLive(st) != null)) {
                 v.block(st, true);
                 return v;
             }

@@ -261,6 +261,19 @@ final class WaitQueues {
         }
     }
 
+    /**
+     * True if {@code w} is first in {@code st}'s queue, ahead of every live waiter, whether or not it is itself done:
+     * a request whose wait just ended ({@link #withdraw}) is judged at its place in the queue. Drops decided waiters
+     * ahead of it. Under its shard's lock.
+     */
+    static boolean isFirst(NameState st, Waiter w) {
+        Waiter x;
+        while ((x = st.waiters.peekFirst()) != null && x != w && x.isDone()) {
+            st.waiters.pollFirst();
+        }
+        return x == w;
+    }
+
     /** The first waiter of {@code st} still undecided, dropping decided ones from the front. Under its shard's lock. */
     static Waiter firstLive(NameState st) {
         Waiter w;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -88,6 +89,30 @@ class NameStateTest {
         st.ended(new CorrelationId(1, 2), 2, new HolderId("p", "a"), Ending.RELINQUISHED, T0, Long.MIN_VALUE, null, 4);
         List<MetadataEntry> h = st.history();
         assertSame(h.get(0).holder(), h.get(1).holder());
+    }
+
+    @Test
+    void theFloorAndWritableFromOnlyRiseAndTheirInstantsFollow() {
+        NameState st = new NameState("n", 0, T0, T0);
+        assertEquals(Micros.toInstant(T0), st.floorInstant());
+        st.raiseFloor(T0 + 5);
+        assertEquals(Micros.toInstant(T0 + 5), st.floorInstant(), "a raised floor is not read from the old instant");
+        st.raiseFloor(T0 + 3);
+        assertEquals(T0 + 5, st.floor, "a floor never goes down");
+        assertEquals(Micros.toInstant(T0 + 5), st.floorInstant());
+
+        Instant granted = Micros.toInstant(T0 + 10);
+        assertSame(granted, st.writableFromInstant(T0 + 10, granted), "no expiry: writable at once");
+        st.raiseWritableFrom(T0 + 20);
+        assertEquals(Micros.toInstant(T0 + 20), st.writableFromInstant(T0 + 10, granted), "after the grace");
+        st.raiseWritableFrom(T0 + 30);
+        assertEquals(Micros.toInstant(T0 + 30), st.writableFromInstant(T0 + 10, granted),
+                "a raised writableFrom is not read from the old instant");
+        st.raiseWritableFrom(T0 + 25);
+        assertEquals(T0 + 30, st.writableFrom, "writableFrom never goes down");
+        Instant late = Micros.toInstant(T0 + 31);
+        assertSame(late, st.writableFromInstant(T0 + 31, late), "a grant after writableFrom writes at once");
+        assertEquals(Micros.toInstant(T0 + 30), st.writableFromInstant(T0 + 29, Micros.toInstant(T0 + 29)));
     }
 
     private static MetadataEntry randomEntry(Random random, int i) {

@@ -12,10 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -53,7 +50,8 @@ import org.leasehold.time.SystemTimeSource;
  * <p>{@code --witnesses} chooses the leases' witnesses: {@code none} (an empty witness, as under a lease service that
  * signs nothing), {@code signed} (a frame witness as the resource adapter writes it: the grant's witness signed by a
  * real {@link AuditSigner} in a Merkle batch with the other writers' grants, with its proof and a signed time of the
- * service attached, a fresh one every {@value #SIGNED_TIME_REUSE_MILLIS} ms as the adapter fetches them), or
+ * service attached, a fresh one asked for by the writer that finds the last older than
+ * {@value #SIGNED_TIME_REUSE_MILLIS} ms, before its append, as the adapter does on its commit path), or
  * {@code both}: each round then runs the store without witnesses and with them (the order flipping every round), then
  * the baseline with the batch size of the round without, and a last table sets their commit latencies side by side.
  *
@@ -193,8 +191,8 @@ public final class AppendBench {
                         .bucketWidth(bucket).flushPolicy(FlushPolicy.everyBatch()).build(), time);
                 AuditSigner signer = witnesses == Witnesses.NONE ? null : new AuditSigner(
                         SigningKey.generate(new SecureRandom()), SERVICE, 1_000, ServiceKeys.DEFAULT_LINGER_MICROS,
-                        ServiceKeys.DEFAULT_MAX_BATCH);
-                WitnessedStamps stamps = signer == null ? null : new WitnessedStamps(signer, time, writers)) {
+                        ServiceKeys.DEFAULT_MAX_BATCH)) {
+            WitnessedStamps stamps = signer == null ? null : new WitnessedStamps(signer, time, writers);
             Instant far = time.now().plusSeconds(3600);
             List<Thread> threads = new ArrayList<>();
             for (int t = 0; t < writers; t++) {
@@ -357,21 +355,18 @@ public final class AppendBench {
 
     /**
      * Each writer's lease stamp with a frame witness as the resource adapter writes it: the grant's witness, signed in
-     * one Merkle batch with the other writers' grants, with its proof and a signed time of the service attached. A
-     * fresh signed time replaces the last every {@value #SIGNED_TIME_REUSE_MILLIS} ms, as the adapter asks for one
-     * (SignedTimes), so that the store's signed-time bound holds for the whole run.
+     * one Merkle batch with the other writers' grants, with its proof and a signed time of the service attached. The
+     * writer that finds the signed time older than {@value #SIGNED_TIME_REUSE_MILLIS} ms asks for a fresh one before
+     * its append (outside the measured commit), as the adapter's SignedTimes does on the commit path, so that the
+     * store's signed-time bound holds for the whole run.
      */
-    private static final class WitnessedStamps implements AutoCloseable {
+    private static final class WitnessedStamps {
         private final AuditSigner signer;
         private final SystemTimeSource time;
         private final FrameWitness[] grants;
         private final LeaseStamp[] bare;
         private final AtomicReference<LeaseStamp[]> current = new AtomicReference<>();
-        private final ScheduledExecutorService refresh = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "bench-signed-time");
-            t.setDaemon(true);
-            return t;
-        });
+        private volatile long fetchedAt;
 
         WitnessedStamps(AuditSigner signer, SystemTimeSource time, int writers) {
             this.signer = signer;
@@ -396,14 +391,16 @@ public final class AppendBench {
                         Micros.toInstant(w.deadline()), Micros.toInstant(w.writableFrom()), null, null);
             }
             attachTime();
-            refresh.scheduleWithFixedDelay(this::attachTime, SIGNED_TIME_REUSE_MILLIS, SIGNED_TIME_REUSE_MILLIS,
-                    TimeUnit.MILLISECONDS);
         }
 
-        private void attachTime() {
+        private synchronized void attachTime() {
+            long now = time.nowMicros();
+            if (current.get() != null && now - fetchedAt < SIGNED_TIME_REUSE_MILLIS * 1_000) {
+                return;
+            }
             byte[] nonce = new byte[16];
             ThreadLocalRandom.current().nextBytes(nonce);
-            SignedTimeProof t = signer.signTime(nonce, time.nowMicros()).join();
+            SignedTimeProof t = signer.signTime(nonce, now).join();
             LeaseStamp[] next = new LeaseStamp[grants.length];
             for (int i = 0; i < next.length; i++) {
                 LeaseStamp b = bare[i];
@@ -411,17 +408,17 @@ public final class AppendBench {
                         grants[i].withTime(t.time(), t.proof()).encode());
             }
             current.set(next);
+            fetchedAt = now;
         }
 
         /** Writer {@code writer}'s stamp with the latest signed time. */
         LeaseStamp stamp(int writer) {
+            if (time.nowMicros() - fetchedAt >= SIGNED_TIME_REUSE_MILLIS * 1_000) {
+                attachTime();
+            }
             return current.get()[writer];
         }
 
-        @Override
-        public void close() {
-            refresh.shutdownNow();
-        }
     }
 
     private static double median(List<Double> sorted) {

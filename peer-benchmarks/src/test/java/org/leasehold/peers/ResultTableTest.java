@@ -186,7 +186,7 @@ class ResultTableTest {
         assertEquals(6, goals.keySet().stream().filter(g -> g.contains("with signing")).count(), goals.keySet().toString());
         List<String> lines = t.markdownSigning().lines().toList();
         assertEquals(6, lines.size(), t.markdownSigning());
-        assertEquals("| uncontended | leasehold | 45 000 | leasehold-nosign | 50 000 | 90.0 % | 700 µs | 650 µs | +50.0 µs "
+        assertEquals("| uncontended | leasehold | 45 000 | leasehold-nosign | 50 000 | 90.0 % | 700 µs | 650 µs | +50.2 µs "
                 + "| 700 µs | 650 µs |", lines.get(2));
         assertEquals("| single | leasehold-socket | 40 000 | leasehold-socket-nosign | 45 000 | 88.9 % | 22 µs | 11 µs "
                 + "| +11.0 µs | 22 µs | 11 µs |", lines.get(4));

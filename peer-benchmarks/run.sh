@@ -2,7 +2,7 @@
 # The lease server against etcd, Redis, ZooKeeper and PostgreSQL on this machine (see docs/BENCHMARKS.md).
 #
 #   peer-benchmarks/run.sh [--quick] [--runs N] [--duration 20s] [--warmup 5s] [--socket-spin-wait 50us] [--skip-build]
-#                          [--servers leasehold,redis,etcd,zookeeper,postgresql] [-- HARNESS-OPTIONS]
+#                          [--servers leasehold,leasehold-nosign,redis,etcd,zookeeper,postgresql] [-- HARNESS-OPTIONS]
 #
 # Installs the Debian packages of the peers if they are missing (etcd-server, redis-server, zookeeper, postgresql-15;
 # needs root), builds the lease server and the harness, starts every server on 127.0.0.1 on free ports with its data
@@ -10,8 +10,10 @@
 # results.csv, runs.csv, results.png and the servers' logs) go to peer-benchmarks/target/results/.
 # --socket-spin-wait sets the socket transport's active wait on both ends (the server's --socket-spin-wait and the
 # clients' spinWait; 0 turns it off). --servers starts only the servers listed (default: all), e.g. --servers etcd for
-# the etcd systems alone (etcd, leasehold-etcd, etcd-txn). Anything after "--" goes to the harness as is (e.g.
-# -- --systems leasehold,etcd); `java -jar peer-benchmarks/target/peer-benchmarks.jar --help` lists its options.
+# the etcd systems alone (etcd, leasehold-etcd, etcd-txn); leasehold-nosign (not in the default) starts a second lease
+# server with --no-signing beside the signing one, for the leasehold-nosign systems (--servers leasehold,leasehold-nosign
+# measures what signing costs). Anything after "--" goes to the harness as is (e.g. -- --systems leasehold,etcd);
+# `java -jar peer-benchmarks/target/peer-benchmarks.jar --help` lists its options.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -37,7 +39,7 @@ while [[ $# -gt 0 ]]; do
     --skip-build) build=0; shift ;;
     --servers) servers="${2:?--servers needs a list such as etcd or leasehold,redis}"; shift 2 ;;
     --) shift; harness_args=("$@"); break ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option '$1'; use --quick, --runs N, --duration D, --warmup D, --socket-spin-wait D, --skip-build, --servers LIST, or -- HARNESS-OPTIONS" >&2
        exit 2 ;;
   esac
@@ -47,8 +49,9 @@ log() { printf '[run.sh] %s\n' "$*" >&2; }
 
 for s in ${servers//,/ }; do
   case "$s" in
-    leasehold|redis|etcd|zookeeper|postgresql) ;;
-    *) echo "run.sh: unknown server '$s' in --servers; use leasehold, redis, etcd, zookeeper, postgresql" >&2; exit 2 ;;
+    leasehold|leasehold-nosign|redis|etcd|zookeeper|postgresql) ;;
+    *) echo "run.sh: unknown server '$s' in --servers; use leasehold, leasehold-nosign, redis, etcd, zookeeper, postgresql" >&2
+       exit 2 ;;
   esac
 done
 serving() { [[ ",$servers," == *",$1,"* ]]; }
@@ -84,7 +87,7 @@ SERVER_JAR="$ROOT/server/target/leasehold-server.jar"
 HARNESS_JAR="$HERE/target/peer-benchmarks.jar"
 jars=("$HARNESS_JAR")
 modules=peer-benchmarks
-if serving leasehold; then
+if serving leasehold || serving leasehold-nosign; then
   jars+=("$SERVER_JAR")
   modules=server,peer-benchmarks
 fi
@@ -204,27 +207,31 @@ pg_started=1
 addresses+=(--postgres "jdbc:postgresql://127.0.0.1:$PG_PORT/postgres")
 fi
 
-if serving leasehold; then
-log "starting the leasehold lease server"
 # No quiet period and no time mark: a fresh server that never granted anything has no earlier leases to outlast, and
 # nothing it grants outlives the run.
-java -jar "$SERVER_JAR" --listen 127.0.0.1:0 --socket-listen 127.0.0.1:0 --http-listen none --port-file "$WORK/leasehold.ports" --quiet-period 0s --no-state-dir \
-  --socket-spin-wait "$spin_wait" \
-  >"$WORK/leasehold.log" 2>&1 &
-pids+=($!)
-for ((i = 0; i < 300; i++)); do
-  [[ -s "$WORK/leasehold.ports" ]] && grep -q '^grpc=' "$WORK/leasehold.ports" && break
-  sleep 0.1
-done
-LH_PORT=$(sed -n 's/^grpc=//p' "$WORK/leasehold.ports" 2>/dev/null || true)
-[[ -n "$LH_PORT" ]] || { echo "run.sh: the lease server did not start; see $WORK/leasehold.log" >&2; cat "$WORK/leasehold.log" >&2; exit 1; }
-addresses+=(--leasehold "127.0.0.1:$LH_PORT")
-fi
+start_leasehold() { # name option extra-server-options...
+  local name=$1 option=$2 port i
+  shift 2
+  log "starting the $name lease server${*:+ ($*)}"
+  java -jar "$SERVER_JAR" --listen 127.0.0.1:0 --socket-listen 127.0.0.1:0 --http-listen none --port-file "$WORK/$name.ports" \
+    --quiet-period 0s --no-state-dir --socket-spin-wait "$spin_wait" "$@" \
+    >"$WORK/$name.log" 2>&1 &
+  pids+=($!)
+  for ((i = 0; i < 300; i++)); do
+    [[ -s "$WORK/$name.ports" ]] && grep -q '^grpc=' "$WORK/$name.ports" && break
+    sleep 0.1
+  done
+  port=$(sed -n 's/^grpc=//p' "$WORK/$name.ports" 2>/dev/null || true)
+  [[ -n "$port" ]] || { echo "run.sh: the $name lease server did not start; see $WORK/$name.log" >&2; cat "$WORK/$name.log" >&2; exit 1; }
+  addresses+=("$option" "127.0.0.1:$port")
+  wait_port "$name" "$port" 30
+}
+serving leasehold && start_leasehold leasehold --leasehold
+serving leasehold-nosign && start_leasehold leasehold-nosign --leasehold-nosign --no-signing
 
 serving redis && wait_port redis "$REDIS_PORT" 30
 serving etcd && wait_port etcd "$ETCD_PORT" 30
 serving zookeeper && wait_port zookeeper "$ZK_PORT" 60
-serving leasehold && wait_port leasehold "$LH_PORT" 30
 
 # ---------------------------------------------------------------------------------------------- harness
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)

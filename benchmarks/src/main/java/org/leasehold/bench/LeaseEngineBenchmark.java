@@ -1,11 +1,15 @@
 package org.leasehold.bench;
 
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
+import org.leasehold.audit.AuditSigner;
+import org.leasehold.audit.ServiceKeys;
+import org.leasehold.audit.SigningKey;
 import org.leasehold.engine.EmbeddedLeaseService;
 import org.leasehold.engine.EngineConfig;
 import org.leasehold.lease.HolderId;
@@ -35,6 +39,9 @@ import org.openjdk.jmh.annotations.Warmup;
  *       {@code putIfAbsent}/{@code remove} lock table doing the same.
  *   <li>Contended: 64 threads over 16 names, each acquire waiting its turn (FIFO, woken by the release), beside a
  *       table of 16 fair {@link ReentrantLock}s.
+ *   <li>Signing: one thread's acquire and release of its own name, on an engine that signs its witnesses (a real
+ *       {@link AuditSigner} with the service's default batching) beside one that signs none, in throughput and in
+ *       sampled time per cycle.
  * </ul>
  *
  * Run: {@code java -jar benchmarks/target/benchmarks.jar LeaseEngineBenchmark}
@@ -69,6 +76,29 @@ public class LeaseEngineBenchmark {
         @TearDown(Level.Trial)
         public void tearDown() {
             engine.close();
+            time.close();
+        }
+    }
+
+    /** One engine that signs every grant's witness, with its signer, beside {@link Shared}'s that signs none. */
+    @State(Scope.Benchmark)
+    public static class Signing {
+        SystemTimeSource time;
+        AuditSigner signer;
+        EmbeddedLeaseService engine;
+
+        @Setup(Level.Trial)
+        public void setUp() {
+            time = new SystemTimeSource("bench-timer");
+            signer = new AuditSigner(SigningKey.generate(new SecureRandom()), "bench-engine", 1_000,
+                    ServiceKeys.DEFAULT_LINGER_MICROS, ServiceKeys.DEFAULT_MAX_BATCH);
+            engine = new EmbeddedLeaseService(EngineConfig.defaults().withQuietPeriod(Duration.ZERO), time, null, signer);
+        }
+
+        @TearDown(Level.Trial)
+        public void tearDown() {
+            engine.close();
+            signer.close();
             time.close();
         }
     }
@@ -125,10 +155,28 @@ public class LeaseEngineBenchmark {
         return baseline(s, t);
     }
 
+    @Benchmark
+    @BenchmarkMode({Mode.Throughput, Mode.SampleTime})
+    @Threads(1)
+    public Lease signing1Off(Shared s, PerThread t) throws LeaseException {
+        return cycle(s.engine, t);
+    }
+
+    @Benchmark
+    @BenchmarkMode({Mode.Throughput, Mode.SampleTime})
+    @Threads(1)
+    public Lease signing1On(Signing s, PerThread t) throws LeaseException {
+        return cycle(s.engine, t);
+    }
+
     private static Lease cycle(Shared s, PerThread t) throws LeaseException {
+        return cycle(s.engine, t);
+    }
+
+    private static Lease cycle(EmbeddedLeaseService engine, PerThread t) throws LeaseException {
         try {
-            Lease lease = s.engine.acquire(t.own);
-            s.engine.release(lease, null, null);
+            Lease lease = engine.acquire(t.own);
+            engine.release(lease, null, null);
             return lease;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

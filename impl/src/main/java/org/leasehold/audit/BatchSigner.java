@@ -5,14 +5,20 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
- * Signs statements in batches: one thread takes what callers submitted, waits up to {@code linger} for more (or until
- * {@code maxBatch} are there), builds the batch's Merkle tree, signs its root once, and completes each statement's
- * future with its {@link BatchProof}. A caller never waits for the signature: {@link #submit(byte[])} only queues.
- * Under load batches grow by themselves (what queued while the last batch was signed), so signatures per second stay
- * bounded by {@code 1 / linger} plus what one core can sign.
+ * Signs statements in batches: one thread takes what callers submitted, waits for more, builds the batch's Merkle
+ * tree, signs its root once, and completes each statement's future with its {@link BatchProof}. A caller never waits
+ * for the signature: {@link #submit(byte[])} only queues, and wakes the signing thread only when it waits for a first
+ * statement (or a batch is full), not for each statement while a batch fills.
+ *
+ * <p>A batch waits {@code linger} after its first statement (none if it is 0), or {@value #QUIET_FACTOR} times as long as the last
+ * batch took to sign and hand out if that is longer (at most {@value #MAX_LINGER_MICROS} µs, or {@code linger} if
+ * that is more), then takes everything queued (up to {@code maxBatch}). The signing thread is thus busy a tenth of
+ * its time at most: an Ed25519 signature costs tens of microseconds, which per grant would cost more than the grant,
+ * so under a steady stream of grants batches grow instead of signatures; a proof follows its statement by a few
+ * hundred microseconds to {@value #MAX_LINGER_MICROS} µs.
  *
  * <p>The linger is a real-time batching delay, not part of any decision, so it is measured with {@link System#nanoTime()}
  * and not with the injected clock.
@@ -25,6 +31,17 @@ public final class BatchSigner implements AutoCloseable {
 
     private static final Pending STOP = new Pending(new byte[0], new CompletableFuture<>());
 
+    /**
+     * On the signing thread while it hands out a batch's proofs: what {@link #afterBatch(Runnable)} deferred to the
+     * end of the batch.
+     */
+    private static final ThreadLocal<List<Runnable>> AFTER_BATCH = new ThreadLocal<>();
+
+    /** A batch waits at least this many times as long as the last one took to sign, so signing stays a tenth. */
+    static final int QUIET_FACTOR = 9;
+    /** The longest a batch waits for more statements because signing took long (unless the linger is longer). */
+    static final long MAX_LINGER_MICROS = 2_000;
+
     private final SigningKey key;
     private final long lingerNanos;
     private final int maxBatch;
@@ -33,6 +50,8 @@ public final class BatchSigner implements AutoCloseable {
     private volatile boolean closed;
     private volatile long batches;
     private volatile long statements;
+    /** How long the next batch waits after its first statement, in nanoseconds (only the signing thread writes it). */
+    private volatile long nextLingerNanos;
 
     /**
      * Starts the signing thread.
@@ -52,6 +71,7 @@ public final class BatchSigner implements AutoCloseable {
         }
         this.key = key;
         this.lingerNanos = lingerMicros * 1_000L;
+        this.nextLingerNanos = lingerNanos;
         this.maxBatch = maxBatch;
         this.thread = new Thread(this::run, threadName);
         this.thread.setDaemon(true);
@@ -76,6 +96,8 @@ public final class BatchSigner implements AutoCloseable {
         queue.add(new Pending(statement, f));
         if (closed) {
             drainClosed();
+        } else if (queue.size() >= maxBatch) {
+            LockSupport.unpark(thread);
         }
         return f;
     }
@@ -90,6 +112,25 @@ public final class BatchSigner implements AutoCloseable {
         return statements;
     }
 
+    /**
+     * Runs {@code task} once every proof of the batch being handed out has been handed out, when called from what a
+     * proof's completion runs on the signing thread (e.g. to send the proofs of many statements in one message rather
+     * than one each); at once anywhere else.
+     */
+    public static void afterBatch(Runnable task) {
+        List<Runnable> deferred = AFTER_BATCH.get();
+        if (deferred == null) {
+            task.run();
+        } else {
+            deferred.add(task);
+        }
+    }
+
+    /** How long the next batch waits for more statements after its first, in microseconds. */
+    public long lingerMicros() {
+        return nextLingerNanos / 1_000L;
+    }
+
     private IllegalStateException closedError() {
         return new IllegalStateException("the audit signer of key " + key.id() + " is closed: the lease service is "
                 + "stopping, so this statement was not signed");
@@ -97,6 +138,7 @@ public final class BatchSigner implements AutoCloseable {
 
     private void run() {
         List<Pending> batch = new ArrayList<>();
+        long maxLinger = Math.max(lingerNanos, MAX_LINGER_MICROS * 1_000L);
         try {
             while (true) {
                 Pending first = queue.take();
@@ -104,25 +146,23 @@ public final class BatchSigner implements AutoCloseable {
                     return;
                 }
                 batch.add(first);
-                queue.drainTo(batch, maxBatch - batch.size());
-                if (lingerNanos > 0 && batch.size() < maxBatch) {
-                    long until = System.nanoTime() + lingerNanos;
-                    long left;
-                    while (batch.size() < maxBatch && (left = until - System.nanoTime()) > 0) {
-                        Pending p = queue.poll(left, TimeUnit.NANOSECONDS);
-                        if (p == null) {
-                            break;
-                        }
-                        if (p == STOP) {
-                            queue.add(STOP);
-                            break;
-                        }
-                        batch.add(p);
-                        queue.drainTo(batch, maxBatch - batch.size());
+                // Sleep through the linger rather than wait on the queue: a submission does not wake this thread.
+                long until = System.nanoTime() + nextLingerNanos;
+                long left;
+                while (!closed && queue.size() + 1 < maxBatch && (left = until - System.nanoTime()) > 0) {
+                    LockSupport.parkNanos(this, left);
+                    if (Thread.interrupted()) {
+                        throw new InterruptedException();
                     }
                 }
+                queue.drainTo(batch, maxBatch - batch.size());
                 boolean stop = batch.remove(STOP);
+                long started = System.nanoTime();
                 sign(batch);
+                if (lingerNanos > 0) {
+                    nextLingerNanos = Math.min(maxLinger, Math.max(lingerNanos,
+                            (System.nanoTime() - started) * QUIET_FACTOR));
+                }
                 batch.clear();
                 if (stop) {
                     return;
@@ -139,6 +179,8 @@ public final class BatchSigner implements AutoCloseable {
         if (batch.isEmpty()) {
             return;
         }
+        List<Runnable> deferred = new ArrayList<>();
+        AFTER_BATCH.set(deferred);
         try {
             byte[][] leaves = new byte[batch.size()][];
             for (int i = 0; i < leaves.length; i++) {
@@ -158,6 +200,16 @@ public final class BatchSigner implements AutoCloseable {
                     + " audit statements with key " + key.id() + ": they carry no proof", e);
             for (Pending p : batch) {
                 p.proof.completeExceptionally(e);
+            }
+        } finally {
+            AFTER_BATCH.remove();
+        }
+        for (Runnable task : deferred) {
+            try {
+                task.run();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-8002 a task run after the proofs of a batch of "
+                        + batch.size() + " audit statements of key " + key.id() + " failed", e);
             }
         }
     }
@@ -180,6 +232,7 @@ public final class BatchSigner implements AutoCloseable {
         }
         closed = true;
         queue.add(STOP);
+        LockSupport.unpark(thread);
         try {
             thread.join(5_000);
         } catch (InterruptedException e) {

@@ -27,7 +27,8 @@ import org.leasehold.config.Check;
                 + "PostgreSQL, and of Leasehold's etcd backend against etcd's own lock, every system under each "
                 + "workload in turn, run after run.")
 public final class PeerBenchmark implements Callable<Integer> {
-    static final List<String> ALL_SYSTEMS = List.of("leasehold", "leasehold-socket", "leasehold-conns",
+    static final List<String> ALL_SYSTEMS = List.of("leasehold", "leasehold-nosign", "leasehold-socket",
+            "leasehold-socket-nosign", "leasehold-conns",
             "leasehold-socket-conns", "leasehold-echo", "leasehold-socket-echo", "redis-jedis",
             "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping", "etcd", "leasehold-etcd", "etcd-txn", "zookeeper",
             "postgresql", "java-socket-echo", "local-handoff");
@@ -45,6 +46,10 @@ public final class PeerBenchmark implements Callable<Integer> {
     @Option(names = "--leasehold", paramLabel = "HOST:PORT", description = "Leasehold lease server (gRPC); the "
             + "leasehold-socket systems use its socket transport, which it must serve (--socket-listen)")
     String leasehold;
+    @Option(names = "--leasehold-nosign", paramLabel = "HOST:PORT", description = "A second Leasehold lease server, "
+            + "started with --no-signing: the leasehold-nosign and leasehold-socket-nosign systems use it (the socket "
+            + "transport too), so that what signing costs is measured in the same run as the signing server of --leasehold")
+    String leaseholdNoSign;
     @Option(names = "--leasehold-connections", paramLabel = "N", defaultValue = "4",
             description = "Connections of the leasehold-conns system's client (its connections option); leasehold uses one "
                     + "(default: ${DEFAULT-VALUE})")
@@ -200,6 +205,10 @@ public final class PeerBenchmark implements Callable<Integer> {
             md.append("- ").append(n).append('\n');
         }
         md.append('\n').append(table.markdownTable()).append('\n').append(table.markdownGoals());
+        String signing = table.markdownSigning();
+        if (!signing.isEmpty()) {
+            md.append('\n').append(signing);
+        }
         String etcdBackend = table.markdownEtcdBackend();
         if (!etcdBackend.isEmpty()) {
             md.append('\n').append(etcdBackend);
@@ -223,6 +232,7 @@ public final class PeerBenchmark implements Callable<Integer> {
         return switch (system) {
             case "leasehold", "leasehold-socket", "leasehold-conns", "leasehold-socket-conns", "leasehold-echo",
                  "leasehold-socket-echo" -> leasehold;
+            case "leasehold-nosign", "leasehold-socket-nosign" -> leaseholdNoSign;
             case "redis-jedis", "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping" -> redis;
             case "java-socket-echo", "local-handoff" -> "in-process";
             case "etcd", "leasehold-etcd", "etcd-txn" -> etcd;
@@ -236,6 +246,7 @@ public final class PeerBenchmark implements Callable<Integer> {
         return switch (system) {
             case "leasehold", "leasehold-socket", "leasehold-conns", "leasehold-socket-conns", "leasehold-echo",
                  "leasehold-socket-echo" -> "--leasehold";
+            case "leasehold-nosign", "leasehold-socket-nosign" -> "--leasehold-nosign";
             case "redis-jedis", "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping" -> "--redis";
             case "etcd", "leasehold-etcd", "etcd-txn" -> "--etcd";
             default -> "--" + system.replace("postgresql", "postgres");
@@ -248,6 +259,10 @@ public final class PeerBenchmark implements Callable<Integer> {
                     leaseholdSpinWait);
             case "leasehold-socket" -> new LeaseholdLockClient("leasehold-socket", leasehold, 1, Transport.SOCKET,
                     leaseholdSpinWait);
+            case "leasehold-nosign" -> new LeaseholdLockClient("leasehold-nosign", leaseholdNoSign, 1, Transport.GRPC,
+                    leaseholdSpinWait);
+            case "leasehold-socket-nosign" -> new LeaseholdLockClient("leasehold-socket-nosign", leaseholdNoSign, 1,
+                    Transport.SOCKET, leaseholdSpinWait);
             case "leasehold-conns" -> new LeaseholdLockClient("leasehold-conns", leasehold, leaseholdConnections,
                     Transport.GRPC, leaseholdSpinWait);
             case "leasehold-socket-conns" -> new LeaseholdLockClient("leasehold-socket-conns", leasehold,

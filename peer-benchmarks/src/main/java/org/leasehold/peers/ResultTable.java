@@ -43,6 +43,16 @@ public final class ResultTable {
     static final String ETCD_TXN = "etcd-txn";
     /** The etcd backend's goal against {@link #ETCD_LOCK}: this many times its cycles/s, and a lower acquire p99. */
     static final double ETCD_BACKEND_RATIO = 1.5;
+    /**
+     * The signing server's rows, each with the row of the same transport on the server started with
+     * {@code --no-signing}: the pair the signing goals compare.
+     */
+    static final Map<String, String> SIGNING_PAIRS = Map.of(LEASEHOLD, "leasehold-nosign", "leasehold-socket",
+            "leasehold-socket-nosign");
+    /** Signing's goal on throughput: at least this share of the cycles/s without signing, in every workload. */
+    static final double SIGNING_RATIO = 0.9;
+    /** Signing's goal on the single-thread acquire p50: at most this many microseconds above it without signing. */
+    static final double SIGNING_P50_GROWTH_MICROS = 10;
     private static final Comparator<Row> HIGHEST_RATE = Comparator.comparingDouble(Row::medianCyclesPerSecond).reversed();
     private static final Comparator<Row> LOWEST_P50 = Comparator.comparingDouble(Row::p50);
 
@@ -142,7 +152,58 @@ public final class ResultTable {
             goals.addAll(goals(byKey, judged));
         }
         goals.addAll(etcdBackendGoals(byKey));
+        goals.addAll(signingGoals(byKey));
         return goals;
+    }
+
+    /**
+     * Signing's goals, for each transport whose signing and {@code --no-signing} rows both ran, in every workload they
+     * both ran: cycles/s at least {@link #SIGNING_RATIO} of those without signing, and in the single-thread workload an
+     * acquire p50 at most {@link #SIGNING_P50_GROWTH_MICROS} µs above it.
+     */
+    private List<Goal> signingGoals(Map<String, Row> byKey) {
+        List<Goal> goals = new ArrayList<>();
+        for (Row l : rows()) {
+            String plain = SIGNING_PAIRS.get(l.system());
+            Row off = plain == null ? null : byKey.get(l.workload() + "/" + plain);
+            if (off == null) {
+                continue;
+            }
+            goals.add(ratio(l.system() + ": " + l.workload() + " with signing ≥ " + Math.round(SIGNING_RATIO * 100)
+                    + " % of " + plain, l, off, SIGNING_RATIO));
+            if (l.workload().equals("single")) {
+                double growth = l.p50() - off.p50();
+                goals.add(new Goal(l.system() + ": single-thread acquire p50 with signing ≤ " + plain + "'s + "
+                        + Math.round(SIGNING_P50_GROWTH_MICROS) + " µs", String.format(Locale.ROOT, "%s vs %s (%+.1f µs)",
+                        latency(l.p50()), latency(off.p50()), growth), growth <= SIGNING_P50_GROWTH_MICROS));
+            }
+        }
+        return goals;
+    }
+
+    /**
+     * Each transport with signing beside itself without ({@code --no-signing}), one line per workload: cycles/s
+     * (median) and their ratio, acquire p50 and p99 and how much signing adds to each. Empty unless a pair ran.
+     */
+    public String markdownSigning() {
+        Map<String, Row> byKey = byKey();
+        StringBuilder b = new StringBuilder();
+        for (Row l : rows()) {
+            String plain = SIGNING_PAIRS.get(l.system());
+            Row off = plain == null ? null : byKey.get(l.workload() + "/" + plain);
+            if (off == null) {
+                continue;
+            }
+            if (b.isEmpty()) {
+                b.append("| workload | signing | cycles/s | no signing | cycles/s | ratio | acquire p50 | no signing | "
+                        + "growth | p99 | no signing |\n|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+            }
+            b.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %.1f %% | %s | %s | %+.1f µs | %s | %s |%n",
+                    l.workload(), l.system(), count(l.medianCyclesPerSecond()), off.system(),
+                    count(off.medianCyclesPerSecond()), 100 * l.medianCyclesPerSecond() / off.medianCyclesPerSecond(),
+                    latency(l.p50()), latency(off.p50()), l.p50() - off.p50(), latency(l.p99()), latency(off.p99())));
+        }
+        return b.toString();
     }
 
     /**

@@ -158,6 +158,45 @@ class ResultTableTest {
     }
 
     @Test
+    void signingIsJudgedAgainstTheSameTransportWithoutSigning() {
+        ResultTable t = new ResultTable();
+        t.add(run("leasehold", "uncontended", 1, 450_000, 700));
+        t.add(run("leasehold-nosign", "uncontended", 1, 500_000, 650));
+        t.add(run("leasehold-socket", "uncontended", 1, 440_000, 600));
+        t.add(run("leasehold-socket-nosign", "uncontended", 1, 500_000, 600));
+        t.add(run("leasehold-socket", "single", 1, 400_000, 22));
+        t.add(run("leasehold-socket-nosign", "single", 1, 450_000, 11));
+        t.add(run("leasehold", "single", 1, 60_000, 80));
+        t.add(run("leasehold-nosign", "single", 1, 62_000, 75));
+        t.add(run("redis-lettuce", "uncontended", 1, 600_000, 500));
+        Map<String, ResultTable.Goal> goals = goalsByName(t);
+        ResultTable.Goal grpc = goals.get("leasehold: uncontended with signing ≥ 90 % of leasehold-nosign");
+        assertTrue(grpc.met(), grpc.figures());
+        assertTrue(grpc.figures().endsWith("= ×0.90"), grpc.figures());
+        ResultTable.Goal socket = goals.get("leasehold-socket: uncontended with signing ≥ 90 % of leasehold-socket-nosign");
+        assertFalse(socket.met(), socket.figures());
+        ResultTable.Goal p50 = goals.get("leasehold-socket: single-thread acquire p50 with signing ≤ "
+                + "leasehold-socket-nosign's + 10 µs");
+        assertFalse(p50.met(), p50.figures());
+        assertEquals("22 µs vs 11 µs (+11.0 µs)", p50.figures());
+        assertTrue(goals.get("leasehold: single-thread acquire p50 with signing ≤ leasehold-nosign's + 10 µs").met());
+        // The servers without signing are neither judged against Redis nor peers.
+        assertTrue(goals.keySet().stream().noneMatch(g -> g.startsWith("leasehold-nosign")
+                || g.startsWith("leasehold-socket-nosign") || g.contains("lowest: leasehold")), goals.keySet().toString());
+        assertEquals(6, goals.keySet().stream().filter(g -> g.contains("with signing")).count(), goals.keySet().toString());
+        List<String> lines = t.markdownSigning().lines().toList();
+        assertEquals(6, lines.size(), t.markdownSigning());
+        assertEquals("| uncontended | leasehold | 45 000 | leasehold-nosign | 50 000 | 90.0 % | 700 µs | 650 µs | +50.2 µs "
+                + "| 700 µs | 650 µs |", lines.get(2));
+        assertEquals("| single | leasehold-socket | 40 000 | leasehold-socket-nosign | 45 000 | 88.9 % | 22 µs | 11 µs "
+                + "| +11.0 µs | 22 µs | 11 µs |", lines.get(4));
+        ResultTable alone = new ResultTable();
+        alone.add(run("leasehold", "single", 1, 60_000, 80));
+        assertEquals("", alone.markdownSigning(), "no server without signing, no table");
+        assertTrue(alone.goals().stream().noneMatch(g -> g.goal().contains("signing")));
+    }
+
+    @Test
     void writesCsvMarkdownAndChart(@TempDir Path dir) throws Exception {
         ResultTable t = new ResultTable();
         t.add(run("leasehold", "uncontended", 1, 50_000, 300));

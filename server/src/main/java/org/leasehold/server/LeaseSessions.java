@@ -8,8 +8,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.leasehold.audit.BatchSigner;
 import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseBusyException;
@@ -185,6 +187,10 @@ final class LeaseSessions {
         private final Runnable flushTask = this::flush;
         /** True while the transport thread handles a batch of requests: answers wait for its end, to go out together. */
         volatile boolean batching;
+        /** True while a flush of proofs waits for the end of the signer's batch ({@link #sendSeals}). */
+        private final AtomicBoolean sealsFlushQueued = new AtomicBoolean();
+        /** {@link #flushSeals}, made once. */
+        private final Runnable sealsFlushTask = this::flushSeals;
         private volatile boolean ended;
 
         Session(Outlet call, String principal, CallGate.Connection conn) {
@@ -316,9 +322,32 @@ final class LeaseSessions {
             }
             CompletableFuture<WitnessSeals> proofs = seals ? Signatures.seals(lease, wire) : null;
             if (proofs != null) {
-                proofs.thenAccept(s -> send(SessionReply.newBuilder().setRequestId(id).setSeals(s).build()));
+                proofs.thenAccept(s -> sendSeals(SessionReply.newBuilder().setRequestId(id).setSeals(s).build()));
             }
             return true;
+        }
+
+        /**
+         * Queues a push of proofs and sends it when the signer has handed out its whole batch, so that the proofs of
+         * one batch leave in one message rather than one message (and one write) each; at once when not called on the
+         * signing thread ({@link BatchSigner#afterBatch}).
+         */
+        private void flushSeals() {
+            sealsFlushQueued.set(false);
+            if (!batching) {
+                call.flushLater(flushTask);
+            }
+        }
+
+        private void sendSeals(SessionReply reply) {
+            if (ended) {
+                return;
+            }
+            outbox.add(new Outgoing(reply, null));
+            // The flag is cleared before the flush, so a push queued after the flush has taken the queue schedules one.
+            if (sealsFlushQueued.compareAndSet(false, true)) {
+                BatchSigner.afterBatch(sealsFlushTask);
+            }
         }
 
         /** Answers a time request once its batch is signed. */

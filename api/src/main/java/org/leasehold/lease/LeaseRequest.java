@@ -22,7 +22,8 @@ import java.util.Objects;
  *                  {@code deadline} is set. Either way the service clamps to its maximum lease duration, and
  *                  the granted {@link Lease#deadline()} says what was granted.
  * @param maxWait   how long to wait for the names: {@link Duration#ZERO} to try once (default)
- * @param startedAt the requester's age for wound-wait (for a transaction: when it began); null means "now"
+ * @param startedAt the requester's age for wound-wait and its place among waiting requests (for a transaction: when
+ *                  it began; an older request is queued ahead of younger ones); null means "now" (arrival order)
  * @param onlyLease true if the holder holds no other lease while it asks for this one (a transaction's first lease):
  *                  such a requester cannot close a cycle of waits, so wound-wait leaves it out on both sides. It
  *                  breaks no younger tentative holder (it waits for them), and its own tentative lease is not broken
@@ -118,7 +119,10 @@ public record LeaseRequest(HolderId holder, List<String> names, LeaseMode mode, 
             return this;
         }
 
-        /** Wait up to {@code wait} for the names (FIFO-fair); zero tries once. */
+        /**
+         * Wait up to {@code wait} for the names (queued by age: arrival order, or a transaction's start); zero tries
+         * once.
+         */
         public Builder waitFor(Duration wait) {
             this.wait = wait;
             return this;

@@ -209,6 +209,9 @@ class InjectionIT {
         ut.begin();
         try (LeaseConnection c = f.getConnection()) {
             Lease younger = c.acquire(shortLease);
+            // A second lease: a transaction's first lease alone is an only lease, which an older transaction waits for
+            // rather than breaks; from its second lease on, wound-wait applies to it.
+            c.acquire(LeaseOptions.of(name + "-also"));
             youngerHolds.countDown();
             older.get(60, TimeUnit.SECONDS);
             List<SessionEvent> heard = heardAbout(name);

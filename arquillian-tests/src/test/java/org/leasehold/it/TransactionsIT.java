@@ -325,6 +325,9 @@ class TransactionsIT {
         try {
             try (LeaseConnection c = f.getConnection()) {
                 younger = c.acquire(shortLease);
+                // A second lease: a transaction's first lease alone is an only lease, which an older transaction
+                // waits for rather than breaks; from its second lease on, wound-wait applies to it.
+                c.acquire(LeaseOptions.of(name + "-also"));
                 ledger.insertRow(run + "-younger-row");
                 c.append(bytes(run + "-younger-1"));
                 youngerHolds.countDown();
@@ -397,6 +400,7 @@ class TransactionsIT {
             try {
                 try (LeaseConnection c = f.getConnection()) {
                     c.acquire(LeaseOptions.of(utName).leaseFor(Duration.ofMillis(1_500)));
+                    c.acquire(LeaseOptions.of(utName + "-also")); // two leases: wound-wait applies (see above)
                     c.append(bytes(run + "-younger-ut"));
                 }
                 utHolds.countDown();

@@ -427,10 +427,13 @@ public final class EmbeddedLeaseService implements LeaseService {
                     throw Admission.busy(w, v, now, false);
                 }
                 queues.enqueue(w, states, now);
-                return null;
+                // Queued by age, it may be first (ahead of younger waiters): its turn now, which may wound.
+                toDispatch = Arrays.asList(w.names);
+                lease = null;
+            } else {
+                toDispatch = woundWait.applyEndings(v, states, now);
+                lease = fencing.grant(w, states, now, timers.deadlineFor(w, now));
             }
-            toDispatch = woundWait.applyEndings(v, states, now);
-            lease = fencing.grant(w, states, now, timers.deadlineFor(w, now));
         } finally {
             stripes.unlockAll(w.shards);
         }

@@ -64,7 +64,7 @@ final class WaitQueues {
         }
         w.future = new CompletableFuture<>();
         for (NameState st : states) {
-            st.waiters.addLast(w);
+            insertByAge(st.waiters, w);
             st.lastTouched = now;
         }
         timers.scheduleWakes(w, states, now);
@@ -74,6 +74,28 @@ final class WaitQueues {
             }
         });
         w.timeout = time.schedule(w.waitUntil, () -> withdraw(w, "timeout"));
+    }
+
+    /**
+     * Puts {@code w} after every waiter of its age or older, before the younger ones: a queue is ordered by age (a
+     * request's transaction start, {@code startedAt}, else its arrival), first come first served among equals. For
+     * requests that give no start this is arrival order. An older transaction is thus never queued behind a younger
+     * one: every wait is of a younger request for an older one, or for a holder that wound-wait may not break (full,
+     * an only lease, or older), which waits for no one younger, so no cycle of waits forms through a queue position.
+     * Every queue of two requests orders them alike (the same age order, ties by arrival under the same locks).
+     */
+    static void insertByAge(ArrayDeque<Waiter> queue, Waiter w) {
+        Waiter last = queue.peekLast();
+        if (last == null || last.age <= w.age) {
+            queue.addLast(w);
+            return;
+        }
+        ArrayDeque<Waiter> younger = new ArrayDeque<>();
+        while ((last = queue.peekLast()) != null && last.age > w.age) {
+            younger.addFirst(queue.pollLast());
+        }
+        queue.addLast(w);
+        queue.addAll(younger);
     }
 
     /**

@@ -5,13 +5,16 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
+import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
 
 import org.leasehold.LeaseholdException;
+import org.leasehold.connector.LeaseConnection;
 import org.leasehold.connector.LeaseConnectionFactory;
 import org.leasehold.connector.LeaseLog;
+import org.leasehold.connector.LeaseOptions;
 import org.leasehold.inject.Leased;
 import org.leasehold.lease.Lease;
 
@@ -25,6 +28,9 @@ public class AppDefinedLedger {
     @Inject
     private LeaseLog log;
 
+    @Resource(lookup = LeaseConnectionFactory.DEFAULT_JNDI_NAME)
+    private LeaseConnectionFactory leases;
+
     @Transactional
     @Leased(value = "account/{0}", factory = LeaseConnectionFactory.DEFAULT_JNDI_NAME)
     public List<Lease> deposit(String account, long amount) throws LeaseholdException {
@@ -33,12 +39,18 @@ public class AppDefinedLedger {
     }
 
     /**
-     * Takes the lease on {@code account/<account>} in this method's transaction, says so through {@code holding}, and
-     * keeps it until {@code done} opens (at most a minute).
+     * Takes the lease on {@code account/<account>} in this method's transaction (and, on a connection of the same
+     * factory in the same transaction, one on {@code account/<account>-also}, so that wound-wait applies to the
+     * transaction: its first lease alone is an only lease, which an older transaction waits for rather than breaks),
+     * says so through {@code holding}, and keeps them until {@code done} opens (at most a minute).
      */
     @Transactional
     @Leased(value = "account/{0}", factory = LeaseConnectionFactory.DEFAULT_JNDI_NAME)
-    public void holdUntil(String account, CountDownLatch holding, CountDownLatch done) throws InterruptedException {
+    public void holdUntil(String account, CountDownLatch holding, CountDownLatch done) throws InterruptedException,
+            LeaseholdException {
+        try (LeaseConnection c = leases.getConnection()) {
+            c.acquire(LeaseOptions.of("account/" + account + "-also"));
+        }
         holding.countDown();
         done.await(60, TimeUnit.SECONDS);
     }

@@ -50,7 +50,8 @@ public class LedgerEjb {
     }
 
     /**
-     * Takes a lease on {@code name} for {@code leaseTime} and appends {@code text} under it, says so through
+     * Takes a lease on {@code name} for {@code leaseTime} (and one on {@code name + "-also"}, so that wound-wait applies
+     * to the transaction) and appends {@code text} under them, says so through
      * {@code holding}, then waits until {@code proceed} opens (at most a minute) without touching the connection again,
      * and returns: the container commits the transaction after that.
      */
@@ -58,6 +59,9 @@ public class LedgerEjb {
             CountDownLatch proceed) throws LeaseholdException, InterruptedException {
         try (LeaseConnection c = leases.getConnection()) {
             c.acquire(LeaseOptions.of(name).leaseFor(leaseTime));
+            // A second lease, so that wound-wait applies to this transaction (its first lease alone is an only lease,
+            // which an older transaction waits for rather than breaks).
+            c.acquire(LeaseOptions.of(name + "-also"));
             c.append(text.getBytes(StandardCharsets.UTF_8));
         }
         holding.countDown();

@@ -17,6 +17,7 @@ import org.leasehold.lease.LeaseBrokenException;
 import org.leasehold.lease.LeaseBusyException;
 import org.leasehold.lease.LeaseException;
 import org.leasehold.lease.LeaseRequest;
+import org.leasehold.lease.StaleLeaseException;
 import org.leasehold.time.SystemTimeSource;
 
 /**
@@ -103,7 +104,8 @@ public final class WoundWaitBench {
             }
             held = full;
             commits.increment();
-        } catch (LeaseBrokenException e) {
+        } catch (LeaseBrokenException | StaleLeaseException e) {
+            // Broken by an older transaction (stale: broken, and already forgotten by the name's bounded history).
             rollbacks.increment();
         } catch (LeaseBusyException e) {
             timeouts.increment();

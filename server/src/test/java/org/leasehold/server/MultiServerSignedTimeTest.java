@@ -8,8 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -40,24 +38,15 @@ import org.leasehold.time.SystemTimeSource;
  * SERVICE_MISMATCH.
  */
 class MultiServerSignedTimeTest {
-    private final List<AutoCloseable> closing = new ArrayList<>();
+    private final Closing closing = new Closing();
 
     @AfterEach
     void stop() {
-        List<AutoCloseable> reversed = new ArrayList<>(closing);
-        Collections.reverse(reversed);
-        for (AutoCloseable c : reversed) {
-            try {
-                c.close();
-            } catch (Exception e) {
-                // Closing what a test left open: nothing more to check.
-            }
-        }
+        closing.closeAll();
     }
 
     private <T extends AutoCloseable> T closeLater(T c) {
-        closing.add(c);
-        return c;
+        return closing.later(c);
     }
 
     private LeaseServer start(Path root) throws Exception {

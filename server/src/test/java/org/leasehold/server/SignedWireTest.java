@@ -20,7 +20,6 @@ import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -70,26 +69,17 @@ class SignedWireTest {
     private static final HolderId ME = new HolderId("signed-wire-test", "t1");
 
     private final Path dir = Path.of("target", "signed-wire-" + System.nanoTime());
-    private final List<AutoCloseable> closing = new ArrayList<>();
+    private final Closing closing = new Closing();
     /** The real clock, as the servers read it; the skewed clocks of clients are offsets of it. */
     private final SystemTimeSource wall = closeLater(new SystemTimeSource("signed-wire-wall"));
 
     @AfterEach
     void stop() {
-        List<AutoCloseable> reversed = new ArrayList<>(closing);
-        Collections.reverse(reversed);
-        for (AutoCloseable c : reversed) {
-            try {
-                c.close();
-            } catch (Exception e) {
-                // Closing what a test left open: nothing more to check.
-            }
-        }
+        closing.closeAll();
     }
 
     private <T extends AutoCloseable> T closeLater(T c) {
-        closing.add(c);
-        return c;
+        return closing.later(c);
     }
 
     private static ServerConfig base() {

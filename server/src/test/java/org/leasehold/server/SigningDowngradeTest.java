@@ -11,7 +11,6 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 
 import org.junit.jupiter.api.AfterEach;
@@ -35,24 +34,15 @@ class SigningDowngradeTest {
     private static final HolderId ME = new HolderId("signing-downgrade-test", "t1");
 
     private final Path state = Path.of("target", "signing-downgrade-" + System.nanoTime());
-    private final List<AutoCloseable> closing = new ArrayList<>();
+    private final Closing closing = new Closing();
 
     @AfterEach
     void stop() {
-        List<AutoCloseable> reversed = new ArrayList<>(closing);
-        Collections.reverse(reversed);
-        for (AutoCloseable c : reversed) {
-            try {
-                c.close();
-            } catch (Exception e) {
-                // Closing what a test left open: nothing more to check.
-            }
-        }
+        closing.closeAll();
     }
 
     private <T extends AutoCloseable> T closeLater(T c) {
-        closing.add(c);
-        return c;
+        return closing.later(c);
     }
 
     private static InetSocketAddress loopback(int port) {

@@ -27,7 +27,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Deque;
 import java.util.List;
 import java.util.Queue;
@@ -105,7 +104,7 @@ class SocketTransportTest {
     private static final int MESSAGE_LIMIT = 64 * 1024;
 
     private final Path dir = Path.of("target", "socket-transport-" + System.nanoTime());
-    private final List<AutoCloseable> closing = new ArrayList<>();
+    private final Closing closing = new Closing();
     private final List<LeaseServer> servers = new ArrayList<>();
     private final HttpClient http = HttpClient.newHttpClient();
     private LeaseServer server;
@@ -114,15 +113,7 @@ class SocketTransportTest {
 
     @AfterEach
     void stop() throws Exception {
-        List<AutoCloseable> reversed = new ArrayList<>(closing);
-        Collections.reverse(reversed);
-        for (AutoCloseable c : reversed) {
-            try {
-                c.close();
-            } catch (Exception e) {
-                // Closing what a test left open: nothing more to check.
-            }
-        }
+        closing.closeAll();
         for (LeaseServer s : servers) {
             s.close();
         }
@@ -166,8 +157,7 @@ class SocketTransportTest {
     }
 
     private <T extends AutoCloseable> T closeLater(T c) {
-        closing.add(c);
-        return c;
+        return closing.later(c);
     }
 
     /** The server still grants and releases, on the socket transport, for a fresh well-behaved client. */

@@ -270,6 +270,9 @@ class InjectionIT {
                     if (!youngerHolds.await(60, TimeUnit.SECONDS)) {
                         throw new IllegalStateException("the younger transaction never took its lease");
                     }
+                    // Its second lease, so that it may wound: a transaction's first lease alone waits rather than
+                    // breaks (an only lease).
+                    c.acquire(LeaseOptions.of(lease.names().get(0) + "-older-first"));
                     c.acquire(lease);
                 }
                 ut.commit();

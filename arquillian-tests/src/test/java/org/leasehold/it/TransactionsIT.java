@@ -306,6 +306,9 @@ class TransactionsIT {
                     if (!youngerHolds.await(60, TimeUnit.SECONDS)) {
                         throw new IllegalStateException("the younger transaction never took its lease");
                     }
+                    // Its second lease, so that it may wound: a transaction's first lease alone waits rather than
+                    // breaks (an only lease).
+                    c.acquire(LeaseOptions.of(name + "-older-first"));
                     l = c.acquire(shortLease); // wound-wait: breaks the younger's tentative lease
                     c.append(bytes(run + "-older"));
                 }
@@ -456,6 +459,7 @@ class TransactionsIT {
                     if (!youngerHolds.await(60, TimeUnit.SECONDS)) {
                         throw new IllegalStateException("the younger transaction never took its lease");
                     }
+                    c.acquire(LeaseOptions.of(name + "-older-first")); // its second lease may wound (see above)
                     l = c.acquire(name); // wound-wait: breaks the younger's tentative lease
                     c.append(bytes(text));
                 }

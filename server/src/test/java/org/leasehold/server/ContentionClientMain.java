@@ -157,6 +157,12 @@ public final class ContentionClientMain implements Callable<Integer> {
         LeaseKind kind = rnd.nextBoolean() ? LeaseKind.TENTATIVE : LeaseKind.FULL;
         try {
             Instant startedAt = leases.now();
+            if (rnd.nextInt(3) == 0) {
+                // Work before the first lease (a transaction that reads first): younger transactions may take the
+                // names meanwhile, and this older one then breaks their tentative leases (wound-wait). Without it,
+                // queues served oldest first leave few younger holders in an older request's way.
+                Thread.sleep(20 + rnd.nextInt(80));
+            }
             for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
                 Duration wait = Duration.ofMillis(rnd.nextInt(4) == 0 ? 0 : 200 + rnd.nextInt(1000));
                 Instant asked = leases.now();

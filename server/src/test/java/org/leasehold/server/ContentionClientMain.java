@@ -158,10 +158,10 @@ public final class ContentionClientMain implements Callable<Integer> {
         try {
             Instant startedAt = leases.now();
             if (rnd.nextInt(3) == 0) {
-                // Work before the first lease (a transaction that reads first): younger transactions may take the
-                // names meanwhile, and this older one then breaks their tentative leases (wound-wait). Without it,
-                // queues served oldest first leave few younger holders in an older request's way.
-                Thread.sleep(20 + rnd.nextInt(80));
+                // A transaction that began earlier and did other work first: older than the holders it meets, it
+                // breaks their tentative leases (wound-wait). Without it, queues served oldest first leave few
+                // younger holders in an older request's way.
+                startedAt = startedAt.minusMillis(200 + rnd.nextInt(300));
             }
             for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
                 Duration wait = Duration.ofMillis(rnd.nextInt(4) == 0 ? 0 : 200 + rnd.nextInt(1000));
@@ -185,7 +185,7 @@ public final class ContentionClientMain implements Callable<Integer> {
                 }
                 if (kind == LeaseKind.TENTATIVE) {
                     counts.get("tentative").incrementAndGet();
-                    Thread.sleep(rnd.nextInt(60));
+                    Thread.sleep(rnd.nextInt(120));
                     try {
                         lease = leases.upgrade(lease, null);
                         record("upgrade", lease, Map.of());

@@ -17,8 +17,10 @@ import java.util.concurrent.CompletableFuture;
  *   <li>Every grant carries a floor and a {@code writableFrom} (see {@link LeaseGrant}); a holder that writes only
  *       timestamps in {@code (floor, deadline)}, from {@code writableFrom} on, and publishes the highest one as its
  *       watermark on release, never orders a write before one of a previous holder.
- *   <li>Multi-name requests are all or nothing and taken in canonical order; waiting is FIFO-fair per name, woken by
- *       release or expiry.
+ *   <li>Multi-name requests are all or nothing and taken in canonical order; waiting is fair per name, woken by
+ *       release or expiry: first come, first served, except that the embedded engine (and the lease server) serves
+ *       a request with an earlier {@link LeaseRequest#startedAt()} first, so that no transaction waits behind a younger
+ *       one (the etcd backend keeps arrival order).
  *   <li>Tentative leases may be broken at any time by an older requester (wound-wait); a younger one waits. The
  *       upgrade to full fails cleanly once any name was broken.
  *   <li>After it starts, the service grants nothing during a quiet period (at least the maximum lease duration plus
@@ -40,8 +42,8 @@ public interface LeaseService extends AutoCloseable {
     Instant availableFrom();
 
     /**
-     * Acquires every name of the request, or none. Waits up to {@link LeaseRequest#maxWait()} (FIFO-fair); a zero wait
-     * tries once.
+     * Acquires every name of the request, or none. Waits up to {@link LeaseRequest#maxWait()} (fair: see the class
+     * comment); a zero wait tries once.
      *
      * @throws InvalidLeaseRequestException      the request is malformed (the reason says how)
      * @throws LeaseBusyException                not granted within the wait

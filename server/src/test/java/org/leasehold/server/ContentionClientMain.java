@@ -157,11 +157,13 @@ public final class ContentionClientMain implements Callable<Integer> {
         LeaseKind kind = rnd.nextBoolean() ? LeaseKind.TENTATIVE : LeaseKind.FULL;
         try {
             Instant startedAt = leases.now();
-            if (rnd.nextInt(3) == 0) {
-                // A transaction that began earlier and did other work first: older than the holders it meets, it
-                // breaks their tentative leases (wound-wait). Without it, queues served oldest first leave few
-                // younger holders in an older request's way.
-                startedAt = startedAt.minusMillis(200 + rnd.nextInt(300));
+            if (rnd.nextBoolean()) {
+                // A transaction that began earlier and did other work first: older than the holders it meets (even
+                // those retrying for a while), it breaks their tentative leases (wound-wait). Without it, queues
+                // served oldest first leave few younger holders in an older request's way (a run of 300 transactions
+                // broke none in one run of several); with it and tentative holds of 40 to 240 ms, such a run breaks
+                // some 35 to 40 leases.
+                startedAt = startedAt.minusMillis(1_000 + rnd.nextInt(2_000));
             }
             for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
                 Duration wait = Duration.ofMillis(rnd.nextInt(4) == 0 ? 0 : 200 + rnd.nextInt(1000));
@@ -185,7 +187,8 @@ public final class ContentionClientMain implements Callable<Integer> {
                 }
                 if (kind == LeaseKind.TENTATIVE) {
                     counts.get("tentative").incrementAndGet();
-                    Thread.sleep(rnd.nextInt(120));
+                    // The rest of the transaction's work, during which an older request may break the lease.
+                    Thread.sleep(40 + rnd.nextInt(200));
                     try {
                         lease = leases.upgrade(lease, null);
                         record("upgrade", lease, Map.of());

@@ -25,8 +25,9 @@ import org.leasehold.time.SystemTimeSource;
  * leases tentatively with its start as wound-wait age (the first marked as its only lease, as the adapter marks it,
  * or not, as before only leases existed), holds them for a moment of work, then upgrades them (prepare: a broken
  * lease fails it, a rollback) and releases them. Counts commits, rollbacks and waits that ran out, for one-lease
- * transactions on few names and for two-name transfers (two leases, taken one after the other in random order, which
- * can wait for each other in a cycle). See docs/BENCHMARKS.md, "Wound-wait and only leases".
+ * transactions on few names and for two-name transfers: two leases taken one after the other in random order (which
+ * can wait for each other in a cycle), or one lease over both names in one request (as {@code @Leased} with two names
+ * takes them: all or nothing, so it waits in no cycle). See docs/BENCHMARKS.md, "Wound-wait and only leases".
  *
  * <pre>java -cp benchmarks/target/benchmarks.jar org.leasehold.bench.WoundWaitBench [threads] [names] [seconds]</pre>
  */
@@ -37,6 +38,19 @@ public final class WoundWaitBench {
     private record Outcome(long commits, long rollbacks, long timeouts) {
     }
 
+    /** What a transaction takes. */
+    private enum Shape {
+        ONE_NAME("one lease"),
+        TWO_LEASES("two leases, random order"),
+        TWO_NAMES_ONE_REQUEST("one lease over two names");
+
+        private final String label;
+
+        Shape(String label) {
+            this.label = label;
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         int threads = args.length > 0 ? Integer.parseInt(args[0]) : 16;
         int names = args.length > 1 ? Integer.parseInt(args[1]) : 4;
@@ -44,16 +58,16 @@ public final class WoundWaitBench {
         System.out.printf("%d threads, %d names, %d s per row, 25 us of work after each lease%n", threads, names, seconds);
         System.out.println("| transaction | only lease marked | commits/s | rollbacks (lease broken) | waits run out |");
         System.out.println("|---|---|---:|---:|---:|");
-        for (int leasesPerTx : new int[] {1, 2}) {
+        for (Shape shape : Shape.values()) {
             for (boolean only : new boolean[] {false, true}) {
-                Outcome o = run(threads, names, seconds, leasesPerTx, only);
-                System.out.printf("| %s | %s | %,d | %,d | %,d |%n", leasesPerTx == 1 ? "one lease" : "two leases",
-                        only ? "yes" : "no (before)", o.commits / seconds, o.rollbacks, o.timeouts);
+                Outcome o = run(threads, names, seconds, shape, only);
+                System.out.printf("| %s | %s | %,d | %,d | %,d |%n", shape.label, only ? "yes" : "no",
+                        o.commits / seconds, o.rollbacks, o.timeouts);
             }
         }
     }
 
-    private static Outcome run(int threads, int names, int seconds, int leasesPerTx, boolean only) throws Exception {
+    private static Outcome run(int threads, int names, int seconds, Shape shape, boolean only) throws Exception {
         try (SystemTimeSource time = new SystemTimeSource("wound-wait-bench");
              EmbeddedLeaseService engine = new EmbeddedLeaseService(EngineConfig.defaults()
                      .withQuietPeriod(Duration.ZERO), time)) {
@@ -68,8 +82,7 @@ public final class WoundWaitBench {
                     long n = 0;
                     while (!stop.get()) {
                         HolderId holder = new HolderId("bench", "tx/" + id + "/" + n++);
-                        transaction(engine, holder, time.now(), names, leasesPerTx, only, commits, rollbacks,
-                                timeouts);
+                        transaction(engine, holder, time.now(), names, shape, only, commits, rollbacks, timeouts);
                     }
                 }, "tx-" + t);
                 workers.add(w);
@@ -86,14 +99,19 @@ public final class WoundWaitBench {
 
     @SuppressWarnings("checkstyle:ParameterNumber")
     private static void transaction(EmbeddedLeaseService engine, HolderId holder, Instant startedAt, int names,
-            int leasesPerTx, boolean only, LongAdder commits, LongAdder rollbacks, LongAdder timeouts) {
+            Shape shape, boolean only, LongAdder commits, LongAdder rollbacks, LongAdder timeouts) {
         ThreadLocalRandom r = ThreadLocalRandom.current();
         int first = r.nextInt(names);
         int second = (first + 1 + r.nextInt(names - 1)) % names;
         List<Lease> held = new ArrayList<>(2);
         try {
-            for (int i = 0; i < leasesPerTx; i++) {
-                held.add(engine.acquire(LeaseRequest.builder(holder, "key/" + (i == 0 ? first : second)).tentative()
+            List<List<String>> requests = switch (shape) {
+                case ONE_NAME -> List.of(List.of("key/" + first));
+                case TWO_LEASES -> List.of(List.of("key/" + first), List.of("key/" + second));
+                case TWO_NAMES_ONE_REQUEST -> List.of(List.of("key/" + first, "key/" + second));
+            };
+            for (int i = 0; i < requests.size(); i++) {
+                held.add(engine.acquire(LeaseRequest.builder(holder, requests.get(i)).tentative()
                         .startedAt(startedAt).onlyLease(only && i == 0).leaseFor(Duration.ofSeconds(10))
                         .waitFor(Duration.ofSeconds(5)).build()));
                 LockSupport.parkNanos(25_000);

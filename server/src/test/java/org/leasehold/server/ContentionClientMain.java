@@ -162,7 +162,7 @@ public final class ContentionClientMain implements Callable<Integer> {
                 // those retrying for a while), it breaks their tentative leases (wound-wait). Without it, queues
                 // served oldest first leave few younger holders in an older request's way (a run of 300 transactions
                 // broke none in one run of several); with it and tentative holds of 40 to 240 ms, such a run breaks
-                // some 35 to 40 leases.
+                // some 20 to 40 leases (six runs, two of them on a loaded machine).
                 startedAt = startedAt.minusMillis(1_000 + rnd.nextInt(2_000));
             }
             for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {

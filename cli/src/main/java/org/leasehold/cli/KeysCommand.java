@@ -32,12 +32,14 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code leasehold keys}: the signing keys published in a bag store ({@code .leasehold/keys/}, FORMAT.md "Published
- * keys"): list them, rotate the key of an adapter's embedded engine, revoke a key from an instant on. Every file is
+ * keys"): list them, rotate the key of an adapter's embedded engine or of a lease server, revoke a key from an instant
+ * on. Every file is
  * written with the store's NFS-safe operations (prepared, forced, linked) and never changed.
  */
 @Command(name = "keys", mixinStandardHelpOptions = true, versionProvider = LeaseholdCli.Version.class,
         description = "List, rotate and revoke the signing keys published in a bag store.",
-        subcommands = {KeysCommand.ListKeys.class, KeysCommand.Rotate.class, KeysCommand.Revoke.class})
+        subcommands = {KeysCommand.ListKeys.class, KeysCommand.Rotate.class, KeysCommand.RotateServer.class,
+            KeysCommand.Revoke.class})
 final class KeysCommand implements Runnable {
     /** The identity in the names of the prepared files this tool writes. */
     static final String WRITER = "leasehold-cli";
@@ -47,7 +49,8 @@ final class KeysCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "Missing command: give one of list, rotate, revoke");
+        throw new ParameterException(spec.commandLine(),
+                "Missing command: give one of list, rotate, rotate-server, revoke");
     }
 
     static KeySet load(Path store) {
@@ -173,6 +176,67 @@ final class KeysCommand implements Runnable {
                 throw new CliFailure("the signing key of " + service + " could not be rotated: " + e.getMessage()
                         + "; nothing the adapter uses was changed unless the key file was linked (then it is the "
                         + "current key: run 'leasehold keys list' to see whether it is published)", e);
+            }
+            return 0;
+        }
+    }
+
+    /** {@code leasehold keys rotate-server}. */
+    @Command(name = "rotate-server", mixinStandardHelpOptions = true, versionProvider = LeaseholdCli.Version.class,
+            description = {"Rotate the signing key of a lease server that keeps its keys in its state directory: link "
+                + "the next key file under <state-dir>/signing/.",
+                "The running server adopts it within 10 s by its clock, without a restart: it serves the new public "
+                    + "key (and publishes it with --publish-keys) before its first signature; the old key stays "
+                    + "valid, and the service name in its witnesses stays the same. Run it as the server's user (the "
+                    + "key file is readable by its owner only). A server started with --signing-key is rotated by "
+                    + "restarting it with another file."})
+    static final class RotateServer implements Callable<Integer> {
+        private final CliContext context;
+
+        @Option(names = "--state-dir", required = true, paramLabel = "DIR",
+                description = "The lease server's --state-dir.")
+        private Path stateDir;
+
+        @Option(names = "--json", description = "One JSON object: the new key.")
+        private boolean json;
+
+        RotateServer(CliContext context) {
+            this.context = context;
+        }
+
+        @Override
+        public Integer call() {
+            Path dir = stateDir.resolve("signing");
+            List<String> keyFiles = new ArrayList<>();
+            try (var names = Files.list(dir)) {
+                names.map(p -> p.getFileName().toString()).filter(n -> n.matches("key\\.[1-9][0-9]*\\.pem"))
+                        .forEach(keyFiles::add);
+            } catch (IOException e) {
+                keyFiles.clear();
+            }
+            if (keyFiles.isEmpty()) {
+                throw new CliFailure("no generated signing keys under " + dir + ": give the --state-dir of a lease "
+                        + "server that has started with it and signs (one started with --signing-key is rotated by "
+                        + "restarting it with another file; one with --no-state-dir or --no-signing has no keys to "
+                        + "rotate)");
+            }
+            try {
+                KeyFiles files = new KeyFiles(new NfsSafeFiles(), dir, WRITER, new SecureRandom());
+                SigningKey next = files.next();
+                String service = "lease-server/" + files.first().id();
+                if (json) {
+                    ObjectNode n = Json.MAPPER.createObjectNode();
+                    n.put("keyId", next.id().toString());
+                    n.put("service", service);
+                    n.put("directory", dir.toString());
+                    context.out().println(Json.line(n));
+                } else {
+                    context.out().println("key " + next.id() + " of service " + service + " linked in " + dir
+                            + "; the running lease server serves and publishes it, then signs with it, within 10 s");
+                }
+            } catch (IOException | AuditFormatException e) {
+                throw new CliFailure("the signing key in " + dir + " could not be rotated: " + e.getMessage()
+                        + "; if a new key file was linked, it is the current key, which the server adopts", e);
             }
             return 0;
         }

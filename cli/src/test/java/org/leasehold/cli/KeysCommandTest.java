@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -166,6 +167,42 @@ class KeysCommandTest {
                 }
             }
             assertEquals(expected, found, flagged.toString());
+        }
+    }
+
+    /**
+     * {@code keys rotate-server} links the next key file of a lease server's state directory (the server adopts it
+     * while it runs: {@code ServerKeyRotationTest} in the server module) and names the service, which stays the first
+     * key's; a directory without keys is refused with what to give instead.
+     */
+    @Test
+    void rotateServerLinksTheNextKeyFileOfAServersStateDirectoryAndKeepsItsService() throws Exception {
+        try (TestStore s = new TestStore("keys-rotate-server")) {
+            Path state = s.root.resolveSibling(s.root.getFileName() + "-server-state");
+            KeyFiles files = new KeyFiles(new NfsSafeFiles(), Files.createDirectories(state).resolve("signing"),
+                    "lease-server", new SecureRandom());
+            KeyId first = files.current().id();
+            CliRun rotated = CliRun.of(s.clock, "keys", "rotate-server", "--state-dir", state.toString(), "--json");
+            assertEquals(0, rotated.code(), rotated.toString());
+            KeyId second = KeyId.parse(rotated.json().get(0).get("keyId").asText());
+            assertNotEquals(first, second);
+            assertEquals(second, files.current().id(), "the new key is the current key file");
+            assertEquals(first, files.first().id());
+            assertEquals("lease-server/" + first, rotated.json().get(0).get("service").asText());
+            assertTrue(Files.exists(state.resolve("signing").resolve("key.2.pem")));
+            CliRun again = CliRun.of(s.clock, "keys", "rotate-server", "--state-dir", state.toString());
+            assertEquals(0, again.code(), again.toString());
+            assertTrue(again.out().startsWith("key " + files.current().id() + " of service lease-server/" + first
+                    + " linked in "), again.toString());
+            assertTrue(Files.exists(state.resolve("signing").resolve("key.3.pem")));
+
+            CliRun none = CliRun.of(s.clock, "keys", "rotate-server", "--state-dir", s.root.toString());
+            assertEquals(1, none.code(), none.toString());
+            assertTrue(none.err().startsWith("leasehold: no generated signing keys under "
+                    + s.root.resolve("signing") + ": give the --state-dir of a lease server"), none.toString());
+            CliRun missing = CliRun.of(s.clock, "keys", "rotate-server");
+            assertEquals(2, missing.code(), missing.toString());
+            assertTrue(missing.err().contains("--state-dir"), missing.toString());
         }
     }
 

@@ -15,6 +15,8 @@ import java.util.concurrent.RejectedExecutionException;
 import org.leasehold.audit.AuditFormatException;
 import org.leasehold.audit.AuditSigner;
 import org.leasehold.audit.KeyFiles;
+import org.leasehold.audit.KeyId;
+import org.leasehold.audit.KeyRotation;
 import org.leasehold.audit.PublishedKeys;
 import org.leasehold.audit.ServiceKeys;
 import org.leasehold.audit.SigningKey;
@@ -57,11 +59,11 @@ final class LeaseholdRuntime implements AutoCloseable {
     private final AdapterHealth health;
     private final AdapterViews views;
     /** Embedded mode with a generated key: adopts a rotated key file; else null. */
-    private final SigningKeyRotation rotation;
+    private final KeyRotation rotation;
 
     private LeaseholdRuntime(AdapterConfig config, FileBagStore store, LeaseService leases, EmbeddedOwnership ownership,
             TimeMarkFiles mark, PrepareJournal journal, AdapterMetrics metrics, SessionEvents events, LeaseKeeper keeper,
-            ResourceManager rm, AdapterHealth health, AdapterViews views, SigningKeyRotation rotation) {
+            ResourceManager rm, AdapterHealth health, AdapterViews views, KeyRotation rotation) {
         this.config = config;
         this.store = store;
         this.leases = leases;
@@ -113,7 +115,7 @@ final class LeaseholdRuntime implements AutoCloseable {
         LeaseService leases = null;
         EmbeddedLeaseService engine = null;
         AuditSigner signer = null;
-        SigningKeyRotation rotation = null;
+        KeyRotation rotation = null;
         PrepareJournal journal;
         try {
             if (config.embedded()) {
@@ -131,7 +133,7 @@ final class LeaseholdRuntime implements AutoCloseable {
                 Signing signing = signer(fs, config, store.writerId(), serviceId, time);
                 signer = signing.signer();
                 if (signing.rotatable()) {
-                    rotation = new SigningKeyRotation(signing.keys(), signer, time, config.log());
+                    rotation = new KeyRotation(signing.keys(), signer, time, rotationEvents(config.log()));
                 }
                 engine = new EmbeddedLeaseService(EngineConfig.defaults()
                         .withServiceId(serviceId)
@@ -209,6 +211,25 @@ final class LeaseholdRuntime implements AutoCloseable {
         fs.createDirectory(marks);
         // On a manual clock (tests) the mark is recorded on the thread that moves time, so that tests are exact.
         return TimeMarkFiles.open(fs, marks.resolve(config.log()), !(time instanceof ManualTimeSource));
+    }
+
+    /** What the embedded engine's key rotation logs: a rotation, or a failed look (once per problem). */
+    private static KeyRotation.Events rotationEvents(String log) {
+        return new KeyRotation.Events() {
+            @Override
+            public void rotated(KeyId from, KeyId to) {
+                LOG.log(System.Logger.Level.INFO, "LEASEHOLD-8202 the embedded engine of log {0} rotated its "
+                        + "signing key from {1} to {2}, published before its first signature; the old key stays "
+                        + "valid until revoked", log, from, to);
+            }
+
+            @Override
+            public void failed(KeyId current, String problem) {
+                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-8203 the embedded engine of log {0} could not "
+                        + "look for a rotated signing key: {1}; it signs on with key {2} and looks again in {3} s",
+                        log, problem, current, KeyRotation.CHECK_MICROS / 1_000_000);
+            }
+        };
     }
 
     /**

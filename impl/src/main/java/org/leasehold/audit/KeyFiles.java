@@ -8,6 +8,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.security.SecureRandom;
+import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.List;
@@ -59,6 +60,15 @@ public final class KeyFiles {
         return key;
     }
 
+    /**
+     * The first key: the lowest-numbered file's, or a new {@code key.1.pem} if there is none. A lease server names
+     * its service after it, so that rotations keep one service.
+     */
+    public SigningKey first() throws IOException, AuditFormatException {
+        int n = lowest();
+        return n == 0 ? next() : read(dir.resolve("key." + n + ".pem"));
+    }
+
     /** The key {@code key.<n>.pem}, for instance a rotated-out one. */
     public SigningKey numbered(int n) throws IOException, AuditFormatException {
         return read(dir.resolve("key." + n + ".pem"));
@@ -66,16 +76,36 @@ public final class KeyFiles {
 
     private int highest() throws IOException {
         int best = 0;
+        for (int n : numbers()) {
+            best = Math.max(best, n);
+        }
+        return best;
+    }
+
+    /** The lowest number of a key file, or 0 if there is none. */
+    private int lowest() throws IOException {
+        int best = 0;
+        for (int n : numbers()) {
+            best = best == 0 ? n : Math.min(best, n);
+        }
+        return best;
+    }
+
+    private List<Integer> numbers() throws IOException {
+        List<Integer> out = new ArrayList<>();
         for (String s : fs.list(dir)) {
             if (s.startsWith("key.") && s.endsWith(".pem")) {
                 try {
-                    best = Math.max(best, Integer.parseInt(s.substring(4, s.length() - 4)));
+                    int n = Integer.parseInt(s.substring(4, s.length() - 4));
+                    if (n > 0) {
+                        out.add(n);
+                    }
                 } catch (NumberFormatException e) {
                     // not ours
                 }
             }
         }
-        return best;
+        return out;
     }
 
     /** Reads a PEM private key file (the {@code SigningKeyFile} an operator configures, or one of these). */

@@ -1,6 +1,7 @@
 package org.leasehold.audit;
 
 import java.io.IOException;
+import java.util.function.Consumer;
 
 /**
  * Starts and rotates a lease service's signer so that every key is published before it signs: the public key is
@@ -16,6 +17,7 @@ public final class ServiceKeys {
     private final KeyFiles keyFiles;
     private final PublishedKeys published;
     private final String serviceId;
+    private final Consumer<PublishedKey> served;
 
     /**
      * @param keyFiles  where the service keeps its private keys (null when it uses a configured PEM key only; it
@@ -24,9 +26,30 @@ public final class ServiceKeys {
      * @param serviceId the service the keys sign for
      */
     public ServiceKeys(KeyFiles keyFiles, PublishedKeys published, String serviceId) {
+        this(keyFiles, published, serviceId, null);
+    }
+
+    /**
+     * @param keyFiles  where the service keeps its private keys (null when it uses a configured PEM key only)
+     * @param published where its public keys are published, or null if they are not published into a store
+     * @param serviceId the service the keys sign for
+     * @param served    told of each key after it is published and before the signer uses it (a lease server adds
+     *                  it to the keys it serves), or null
+     */
+    public ServiceKeys(KeyFiles keyFiles, PublishedKeys published, String serviceId, Consumer<PublishedKey> served) {
         this.keyFiles = keyFiles;
         this.published = published;
         this.serviceId = serviceId;
+        this.served = served;
+    }
+
+    private void publish(PublishedKey key) throws IOException, AuditFormatException {
+        if (published != null) {
+            published.publish(key);
+        }
+        if (served != null) {
+            served.accept(key);
+        }
     }
 
     /**
@@ -37,7 +60,7 @@ public final class ServiceKeys {
      */
     public AuditSigner start(SigningKey key, long radiusMicros, long nowMicros) throws IOException,
             AuditFormatException {
-        published.publish(new PublishedKey(key.publicKey(), serviceId, nowMicros, Long.MAX_VALUE, Long.MAX_VALUE));
+        publish(new PublishedKey(key.publicKey(), serviceId, nowMicros, Long.MAX_VALUE, Long.MAX_VALUE));
         return new AuditSigner(key, serviceId, radiusMicros, DEFAULT_LINGER_MICROS, DEFAULT_MAX_BATCH);
     }
 
@@ -53,7 +76,7 @@ public final class ServiceKeys {
                     + "rotate it by configuring a new key file and restarting");
         }
         SigningKey next = keyFiles.next();
-        published.publish(new PublishedKey(next.publicKey(), serviceId, nowMicros, Long.MAX_VALUE, Long.MAX_VALUE));
+        publish(new PublishedKey(next.publicKey(), serviceId, nowMicros, Long.MAX_VALUE, Long.MAX_VALUE));
         signer.rotate(next);
         return next.id();
     }
@@ -72,14 +95,17 @@ public final class ServiceKeys {
         if (current.id().equals(signer.keyId())) {
             return null;
         }
-        published.publish(new PublishedKey(current.publicKey(), serviceId, nowMicros, Long.MAX_VALUE,
-                Long.MAX_VALUE));
+        publish(new PublishedKey(current.publicKey(), serviceId, nowMicros, Long.MAX_VALUE, Long.MAX_VALUE));
         signer.rotate(current);
         return current.id();
     }
 
     /** Revokes {@code id}: its statements signed at or after {@code atMicros} are flagged by verifiers. */
     public void revoke(KeyId id, long atMicros, String reason) throws IOException {
+        if (published == null) {
+            throw new IllegalStateException("the lease service " + serviceId + " publishes its keys into no store: "
+                    + "there is no published key to revoke");
+        }
         published.revoke(id, atMicros, reason);
     }
 }

@@ -113,8 +113,11 @@ final class SignedClock {
         AuditVerifier v = new AuditVerifier(KeySet.of(keys));
         AuditVerifier old = pinned;
         if (old != null) {
-            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-8112 lease server {0} now signs with keys {1} (pinned "
-                    + "before: {2}); pinned the new ones", address, ids(v.keys()), ids(old.keys()));
+            // Every key pinned before still served: a rotation (SERVER.md, "Signing"), not a key replaced.
+            boolean rotation = ids(v.keys()).containsAll(ids(old.keys()));
+            LOG.log(rotation ? System.Logger.Level.INFO : System.Logger.Level.WARNING, "LEASEHOLD-8112 lease server "
+                    + "{0} now signs with keys {1} (pinned before: {2}{3}); pinned the new ones", address,
+                    ids(v.keys()), ids(old.keys()), rotation ? ", all still served: a rotation" : "");
         }
         pinned = v;
         return v;

@@ -23,6 +23,7 @@ import org.leasehold.audit.AuditVerifier;
 import org.leasehold.audit.FrameWitness;
 import org.leasehold.audit.KeyFiles;
 import org.leasehold.audit.KeyId;
+import org.leasehold.audit.KeyRotation;
 import org.leasehold.audit.KeySet;
 import org.leasehold.audit.PublishedKeys;
 import org.leasehold.audit.SigningKey;
@@ -97,7 +98,7 @@ class AdapterSigningTest {
 
     /**
      * An operator links the next key file of the engine's generated keys (as {@code leasehold keys rotate} does) while
-     * the adapter runs: within {@link SigningKeyRotation#CHECK_MICROS} it publishes the key and signs with it, with no
+     * the adapter runs: within {@link KeyRotation#CHECK_MICROS} it publishes the key and signs with it, with no
      * restart, and the witnesses of both keys verify.
      */
     @Test
@@ -111,7 +112,7 @@ class AdapterSigningTest {
         fx.time.advance(Duration.ofSeconds(1));
         transfer("account/2", "account/3");
         assertEquals(first, witness(fx.messages().get(1), 0).witness().keyId(), "not before the next look");
-        fx.time.advance(Duration.ofMillis(SigningKeyRotation.CHECK_MICROS / 1_000));
+        fx.time.advance(Duration.ofMillis(KeyRotation.CHECK_MICROS / 1_000));
         assertTrue(Files.exists(PublishedKeys.directory(fx.root).resolve(next.id() + ".key")), "published");
         transfer("account/3", "account/4");
         List<Message> written = fx.messages();

@@ -9,12 +9,16 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.security.SecureRandom;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
+import java.util.function.Consumer;
 
 import org.leasehold.audit.AuditFormatException;
 import org.leasehold.audit.AuditSigner;
 import org.leasehold.audit.KeyFiles;
+import org.leasehold.audit.KeyId;
+import org.leasehold.audit.KeyRotation;
 import org.leasehold.audit.PublishedKey;
 import org.leasehold.audit.PublishedKeys;
 import org.leasehold.audit.ServiceKeys;
@@ -52,7 +56,11 @@ final class EngineHolder {
     private volatile LeaseService engine;
     private volatile EngineConfig config;
     private final AuditSigner signer;
-    private final List<PublishedKey> keys;
+    /** The keys it serves, the current one first: its key at the start, and each key it rotated to since. */
+    private volatile List<PublishedKey> keys = List.of();
+    /** Adopts the key files an operator links into the state directory; null unless the keys are generated there. */
+    private volatile KeyRotation rotation;
+    private final ServiceKeys serviceKeys;
 
     /**
      * Takes the state directory (null: none) and starts the engine.
@@ -99,16 +107,18 @@ final class EngineHolder {
         this.lockFile = lock;
         this.mark = m;
         this.time = testClock ? new ManualTimeSource(testClockStart) : new SystemTimeSource("leasehold-engine-timer");
-        AuditSigner s = null;
+        Signer s = null;
         try {
-            s = backend != null || !signing.enabled() ? null : signer(signing, config, time, this.stateDir);
+            s = backend != null || !signing.enabled() ? null : signer(signing, config, time, this.stateDir, this::serve);
         } catch (IOException | RuntimeException e) {
             close(lock, m);
             throw e;
         }
-        this.signer = s;
-        this.keys = s == null ? List.of() : List.of(new PublishedKey(s.publicKey(), s.serviceId(), time.nowMicros(),
-                Long.MAX_VALUE, Long.MAX_VALUE));
+        this.signer = s == null ? null : s.signer();
+        this.serviceKeys = s == null ? null : s.rotatable();
+        if (serviceKeys != null) {
+            rotation = new KeyRotation(serviceKeys, signer, time, rotationEvents());
+        }
         if (backend != null && signing.enabled()) {
             LOG.log(System.Logger.Level.INFO, "LEASEHOLD-8102 this lease server serves the backend {0}, whose grants "
                     + "it does not make: it signs no witnesses and answers no time requests", backend.replaceAll(
@@ -123,27 +133,68 @@ final class EngineHolder {
         }
     }
 
+    /** Serves {@code key} from now on, first (before the signer uses it). */
+    private synchronized void serve(PublishedKey key) {
+        List<PublishedKey> next = new ArrayList<>();
+        next.add(key);
+        for (PublishedKey k : keys) {
+            if (!k.id().equals(key.id())) {
+                next.add(k);
+            }
+        }
+        keys = List.copyOf(next);
+    }
+
+    /** A signer, and its service keys when the key files are the state directory's (then it can rotate). */
+    private record Signer(AuditSigner signer, ServiceKeys rotatable) {
+    }
+
+    /** What the server's key rotation logs: a rotation, or a failed look at the key files (once per problem). */
+    private KeyRotation.Events rotationEvents() {
+        return new KeyRotation.Events() {
+            @Override
+            public void rotated(KeyId from, KeyId to) {
+                LOG.log(System.Logger.Level.INFO, "LEASEHOLD-8103 this lease server rotated its signing key from {0} "
+                        + "to {1} (service {2}), served and published before its first signature; the old key stays "
+                        + "valid until revoked", from, to, signer.serviceId());
+            }
+
+            @Override
+            public void failed(KeyId current, String problem) {
+                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-8104 this lease server could not look for a rotated "
+                        + "signing key in {0}: {1}; it signs on with key {2} and looks again in {3} s",
+                        stateDir.resolve("signing"), problem, current, KeyRotation.CHECK_MICROS / 1_000_000);
+            }
+        };
+    }
+
     /**
      * The server's signer (docs/SERVER.md, "Signing"): its key from {@code --signing-key}, or from (or generated
-     * into) {@code <state dir>/signing/}, or else an ephemeral one; published into {@code --publish-keys} first.
+     * into) {@code <state dir>/signing/}, or else an ephemeral one; published into {@code --publish-keys} first, and
+     * handed to {@code served} before it signs. With the state directory's keys, the service is named after the
+     * first of them, so that a rotation (a newer key file linked there, adopted while the server runs) keeps it.
      */
-    private static AuditSigner signer(ServerConfig.Signing signing, EngineConfig config, TimeSource time, Path stateDir)
-            throws IOException {
+    private static Signer signer(ServerConfig.Signing signing, EngineConfig config, TimeSource time, Path stateDir,
+            Consumer<PublishedKey> served) throws IOException {
         NfsSafeFiles fs = new NfsSafeFiles();
         SecureRandom random = new SecureRandom();
         KeyFiles files = null;
         SigningKey key;
+        SigningKey named;
         String origin;
         try {
             if (signing.keyFile() != null) {
                 key = KeyFiles.read(signing.keyFile());
+                named = key;
                 origin = "the key file " + signing.keyFile();
             } else if (stateDir != null) {
                 files = new KeyFiles(fs, stateDir.resolve("signing"), "lease-server", random);
                 key = files.current();
+                named = files.first();
                 origin = "the state directory's " + files.directory();
             } else {
                 key = SigningKey.generate(random);
+                named = key;
                 origin = null;
             }
         } catch (AuditFormatException | IOException e) {
@@ -152,26 +203,25 @@ final class EngineHolder {
                     + "private key in PEM (PKCS#8) with --signing-key, remove the damaged key file, or --no-signing",
                     e);
         }
-        String serviceId = "lease-server/" + key.id();
+        String serviceId = "lease-server/" + named.id();
         long radius = Micros.of(config.clockErrorBound());
-        AuditSigner signer;
+        PublishedKeys published = null;
         if (signing.publishTo() != null) {
             if (!Files.isDirectory(signing.publishTo())) {
                 throw new IOException("--publish-keys " + signing.publishTo() + " is not a directory: give the root "
                         + "of an existing bag store (its keys go into " + PublishedKeys.directory(signing.publishTo())
                         + ")");
             }
-            try {
-                signer = new ServiceKeys(files, new PublishedKeys(fs, signing.publishTo(), "lease-server"), serviceId)
-                        .start(key, radius, time.nowMicros());
-            } catch (AuditFormatException | IOException e) {
-                throw new IOException("the public key " + key.id() + " cannot be published into "
-                        + PublishedKeys.directory(signing.publishTo()) + " (" + e.getMessage() + "): give the root of "
-                        + "a bag store this server may write to with --publish-keys", e);
-            }
-        } else {
-            signer = new AuditSigner(key, serviceId, radius, ServiceKeys.DEFAULT_LINGER_MICROS,
-                    ServiceKeys.DEFAULT_MAX_BATCH);
+            published = new PublishedKeys(fs, signing.publishTo(), "lease-server");
+        }
+        ServiceKeys keys = new ServiceKeys(files, published, serviceId, served);
+        AuditSigner signer;
+        try {
+            signer = keys.start(key, radius, time.nowMicros());
+        } catch (AuditFormatException | IOException e) {
+            throw new IOException("the public key " + key.id() + " cannot be published into "
+                    + PublishedKeys.directory(signing.publishTo()) + " (" + e.getMessage() + "): give the root of "
+                    + "a bag store this server may write to with --publish-keys", e);
         }
         if (origin == null) {
             LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-8101 this lease server signs with an ephemeral key {0} "
@@ -184,7 +234,7 @@ final class EngineHolder {
                     serviceId, key.id(), origin, signing.publishTo() != null ? ", published into "
                             + PublishedKeys.directory(signing.publishTo()) : "");
         }
-        return signer;
+        return new Signer(signer, files == null ? null : keys);
     }
 
     /** The backend's specification, or null for the embedded engine. */
@@ -266,6 +316,10 @@ final class EngineHolder {
             time = new ManualTimeSource(start);
         }
         config = newConfig;
+        if (start != null && rotation != null) {
+            rotation.close();
+            rotation = new KeyRotation(serviceKeys, signer, time, rotationEvents());
+        }
         engine = backend != null ? open(backend, newConfig, time)
                 : new EmbeddedLeaseService(newConfig, time, mark == null ? null : new FreshStart(mark), signer);
         old.close();
@@ -291,6 +345,9 @@ final class EngineHolder {
 
     void close() {
         engine.close();
+        if (rotation != null) {
+            rotation.close();
+        }
         if (signer != null) {
             signer.close();
         }

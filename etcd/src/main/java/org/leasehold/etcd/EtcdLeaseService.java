@@ -64,9 +64,10 @@ import org.leasehold.time.TimeSource;
  *     holder that did not release is taken over only once {@code now >= deadline + clockErrorBound}: services on
  *     other machines may disagree by that much about "now". The holder itself must stop at its deadline (a renewal or
  *     release after it fails), whatever etcd does: a client cut off from etcd loses its lease by its own clock.
- * <li><b>Waiting</b> is FIFO by etcd revision: a request that must wait writes one key per name
+ * <li><b>Waiting</b> is oldest first, as in the engine: by the transaction's start ({@code startedAt}), else the
+ *     arrival by this service's clock, equal ages by etcd revision. A request that must wait writes one key per name
  *     ({@code <prefix>w/<name>\0<id>}) in one transaction, attached to this front's etcd lease, and is granted only
- *     when it is the oldest live request of each name. A watch on the prefix wakes it when any of its names changes;
+ *     when no live request of any of its names comes before it. A watch on the prefix wakes it when any of its names changes;
  *     timers on the {@link TimeSource} wake it when a blocking holder's deadline passes or its wait ends. Nothing
  *     polls.
  * <li><b>Tentative leases, wound-wait, shared and semaphore modes, re-take by the same identity, in-doubt holds</b>:
@@ -699,12 +700,18 @@ public final class EtcdLeaseService implements LeaseService {
                     break;
                 }
             }
-            int ahead = 0;
+            // Queues are served oldest first (by the transaction's start, else the arrival; equal ages by revision), so
+            // an older request is never queued behind a younger waiter: no cycle of waits passes through a queue.
+            long mine = Long.MAX_VALUE;
             for (WaiterRecord w : r.waiters()) {
                 if (w.id().equals(p.id)) {
+                    mine = w.createRevision();
                     break;
                 }
-                if (w.waitUntil() > now) {
+            }
+            int ahead = 0;
+            for (WaiterRecord w : r.waiters()) {
+                if (!w.id().equals(p.id) && w.waitUntil() > now && ahead(w, p.age, mine)) {
                     ahead++;
                 }
             }
@@ -1386,11 +1393,23 @@ public final class EtcdLeaseService implements LeaseService {
         return list.size() > limit ? List.copyOf(list.subList(0, Math.max(0, limit))) : list;
     }
 
+    /** The order a name's waiting requests are served in: oldest first, equal ages in the order they queued. */
+    static final Comparator<WaiterRecord> QUEUE_ORDER = Comparator.comparingLong(WaiterRecord::age)
+            .thenComparingLong(WaiterRecord::createRevision);
+
+    /**
+     * True if {@code w} is served before a request of age {@code age} queued at revision {@code revision}
+     * ({@code Long.MAX_VALUE} for one not queued yet, which comes after every queued request of its age).
+     */
+    static boolean ahead(WaiterRecord w, long age, long revision) {
+        return w.age() < age || w.age() == age && w.createRevision() < revision;
+    }
+
     private static NameStatus status(NameRecord rec, long floor, long writableFrom, List<HolderStatus> holders,
             List<WaiterRecord> queue, long now) {
         List<WaiterStatus> waiters = new ArrayList<>();
         if (queue != null) {
-            queue.sort(Comparator.comparingLong(WaiterRecord::createRevision));
+            queue.sort(QUEUE_ORDER);
             for (WaiterRecord w : queue) {
                 waiters.add(w.toApi());
             }

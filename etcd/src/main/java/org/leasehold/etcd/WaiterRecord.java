@@ -18,11 +18,13 @@ import org.leasehold.time.Micros;
 /**
  * A request queued for a name, as one etcd key per name ({@code <prefix>w/<name>\0<id>}), attached to its front's etcd
  * lease. All the keys of one request are written in one transaction, so they share its revision: queues are ordered
- * by creation revision, and two requests are in the same order in every queue they share.
+ * by age, then by creation revision ({@code EtcdLeaseService.QUEUE_ORDER}), and two requests are in the same order in
+ * every queue they share.
  *
  * @param id          the request's id (unique per front and request)
  * @param waitUntil   micros of service time; past it, the request no longer counts as waiting
- * @param createRevision the key's creation revision, the queue order (0 before it is written)
+ * @param age         micros: the transaction's start, or the arrival by the queuing service's clock; older first
+ * @param createRevision the key's creation revision, the order among equal ages (0 before it is written)
  */
 record WaiterRecord(String id, HolderId holder, LeaseMode mode, LeaseKind kind, long age, long since, long waitUntil,
         List<String> names, long createRevision) {

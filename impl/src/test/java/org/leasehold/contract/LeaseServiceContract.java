@@ -38,6 +38,7 @@ import org.leasehold.lease.LeaseServiceUnavailableException;
 import org.leasehold.lease.MetadataEntry;
 import org.leasehold.lease.NameStatus;
 import org.leasehold.lease.StaleLeaseException;
+import org.leasehold.lease.WaiterStatus;
 
 /**
  * The behaviour every {@link LeaseService} must have. Each backend runs it through a subclass that supplies a
@@ -347,6 +348,63 @@ public abstract class LeaseServiceContract {
         assertPending(waiting.get(2));
         leases.release(second, null, null);
         assertEquals(D, await(waiting.get(2)).holder());
+    }
+
+    /**
+     * Waiting requests are served oldest first: a transaction's by its start, one without a start by its arrival
+     * (docs/ARCHITECTURE.md, "Waiting"). A request that began before those waiting goes ahead of them, and the queue
+     * the service reports is in that order.
+     */
+    @Test
+    void anOlderTransactionIsServedBeforeRequestsThatArrivedBeforeIt() throws Exception {
+        Lease a = take(A, "age");
+        CompletableFuture<Lease> b = leases.acquireAsync(req(B, "age").waitFor(Duration.ofSeconds(9)).build());
+        awaitWaiters("age", 1);
+        CompletableFuture<Lease> c = leases.acquireAsync(req(C, "age").waitFor(Duration.ofSeconds(9)).build());
+        awaitWaiters("age", 2);
+        CompletableFuture<Lease> d = leases.acquireAsync(req(D, "age").startedAt(leases.now().minusSeconds(1))
+                .waitFor(Duration.ofSeconds(9)).build());
+        awaitWaiters("age", 3);
+        assertEquals(List.of(D, B, C), status("age").waiters().stream().map(WaiterStatus::holder).toList(),
+                "the older transaction first, then the others in arrival order");
+        leases.release(a, null, null);
+        Lease first = await(d);
+        assertEquals(D, first.holder());
+        assertPending(b);
+        leases.release(first, null, null);
+        Lease second = await(b);
+        assertEquals(B, second.holder());
+        assertPending(c);
+        leases.release(second, null, null);
+        assertEquals(C, await(c).holder());
+    }
+
+    /**
+     * No cycle of waits through a queue position: an old transaction asking for a name a younger one holds, while an
+     * even younger request waits for that name, is not queued behind the waiter (which waits for the holder, which
+     * waits for the old transaction: only a time-out would end that). It goes first and wounds the younger holder.
+     */
+    @Test
+    void anOldTransactionIsNotQueuedBehindAYoungerWaiterOfAYoungerHolderThatWaitsForIt() throws Exception {
+        Instant t0 = leases.now();
+        Lease oldX = leases.acquire(req(A, "cyc/x").tentative().startedAt(t0).build());
+        Lease midA = leases.acquire(req(B, "cyc/a").tentative().startedAt(t0.plusMillis(1)).build());
+        CompletableFuture<Lease> youngA = leases.acquireAsync(req(C, "cyc/a").tentative().startedAt(t0.plusMillis(2))
+                .waitFor(Duration.ofSeconds(9)).build());
+        awaitWaiters("cyc/a", 1);
+        CompletableFuture<Lease> midX = leases.acquireAsync(req(B, "cyc/x").tentative().startedAt(t0.plusMillis(1))
+                .waitFor(Duration.ofSeconds(9)).build());
+        awaitWaiters("cyc/x", 1);
+        Lease oldA = await(leases.acquireAsync(req(A, "cyc/a").tentative().startedAt(t0)
+                .waitFor(Duration.ofSeconds(9)).build()));
+        assertEquals(A, oldA.holder());
+        assertEquals(Ending.BROKEN, oldA.grant("cyc/a").predecessor().ending(), "the younger holder was wounded");
+        assertThrows(LeaseBrokenException.class, () -> leases.upgrade(midA, null));
+        assertPending(youngA);
+        leases.release(leases.upgrade(oldA, null), null, null);
+        leases.release(leases.upgrade(oldX, null), null, null);
+        assertEquals(C, await(youngA).holder());
+        assertEquals(B, await(midX).holder());
     }
 
     @Test

@@ -30,8 +30,10 @@ CLASSES[adapter]='org.leasehold.adapter.XaBranches*,org.leasehold.adapter.Comple
 TESTS[adapter]='org.leasehold.adapter.*'
 MODULE[server]=server
 CLASSES[server]='org.leasehold.server.RequestChecks*,org.leasehold.server.LeaseAccess*,org.leasehold.server.AccessControl*,org.leasehold.server.Credentials*,org.leasehold.server.CallGate*'
-# The server's in-process tests of its checks and decoding (not the restarts, TLS, or the long contract runs).
-TESTS[server]='org.leasehold.server.RequestRangesTest,org.leasehold.server.ServerGuardsTest,org.leasehold.server.RequestIdsTest,org.leasehold.server.PrincipalBindingTest,org.leasehold.server.ServerConfigTest,org.leasehold.server.GrantOwnersTest,org.leasehold.server.RemoteLeaseServiceContractTest'
+# The server's in-process tests of its checks and decoding (not the restarts, TLS, or the long contract runs:
+# RemoteLeaseServiceContractTest and TlsTest serve from a child JVM, which loads the unmutated classes, so they cannot
+# kill a mutant; their checks are asserted in process by AccessChecksTest, CallGateTest and the tests below).
+TESTS[server]='org.leasehold.server.AccessChecksTest,org.leasehold.server.CallGateTest,org.leasehold.server.RequestRangesTest,org.leasehold.server.ServerGuardsTest,org.leasehold.server.RequestIdsTest,org.leasehold.server.PrincipalBindingTest,org.leasehold.server.ServerConfigTest,org.leasehold.server.GrantOwnersTest'
 
 summary_only=false
 if [ "${1:-}" = --summary ]; then

@@ -80,6 +80,13 @@ final class TestCertificates {
                 sign(leaf(principal, ca, keys, KeyPurposeId.id_kp_clientAuth), ca.keys), keys);
     }
 
+    /** A self-signed certificate whose subject is {@code subject} (an X.500 name, e.g. {@code O=Acme,C=DE}). */
+    static X509Certificate selfSigned(String subject) throws Exception {
+        KeyPair keys = keyPair();
+        X500Name name = new X500Name(subject);
+        return sign(builder(name, name, keys), keys);
+    }
+
     private static X509v3CertificateBuilder leaf(String cn, Issued ca, KeyPair keys, KeyPurposeId purpose) throws Exception {
         X509v3CertificateBuilder b = builder(X500Name.getInstance(ca.certificate.getSubjectX500Principal().getEncoded()),
                 new X500Name("CN=" + cn), keys);

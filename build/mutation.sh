@@ -11,8 +11,7 @@
 # date, the machine's cores, its load average and the run's minutes, replacing that group's previous table.
 # Reports: target/mutation/<group>/ (PIT's HTML and mutations.xml).
 # PIT_CLASSES overrides a group's classes (to try one class; the docs are then left alone); PIT_THREADS sets PIT's
-# worker threads (default 2); PIT_HISTORY=1 keeps PIT's incremental history in target/mutation/history/ so that a
-# run after a change re-analyses only the mutants the change can affect; MVN_OPTS adds Maven options (e.g. -o).
+# worker threads (default 2; 1 when several runs share the machine); MVN_OPTS adds Maven options (e.g. -o).
 # Needs Java 17, Maven and python3. Takes tens of minutes per group on two cores: run it on a quiet machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,12 +53,7 @@ for g in "${groups[@]}"; do
   read -r load1 _ < /proc/loadavg
   began=$(date -u +%s)
   # -am builds what the module needs from this tree; PIT finds nothing to mutate in those and moves on.
-  history=()
-  if [ "${PIT_HISTORY:-0}" = 1 ]; then
-    mkdir -p "$PWD/target/mutation/history"
-    history=(-DhistoryInputFile="$PWD/target/mutation/history/$g.bin" -DhistoryOutputFile="$PWD/target/mutation/history/$g.bin")
-  fi
-  mvn -B ${MVN_OPTS:-} -Pmutation -pl "${MODULE[$g]}" -am -Dcheckstyle.skip -Dpit.threads="${PIT_THREADS:-2}" "${history[@]}" \
+  mvn -B ${MVN_OPTS:-} -Pmutation -pl "${MODULE[$g]}" -am -Dcheckstyle.skip -Dpit.threads="${PIT_THREADS:-2}" \
     -DtargetClasses="${PIT_CLASSES:-${CLASSES[$g]}}" -DtargetTests="${TESTS[$g]}" -DreportsDirectory="$out" \
     test-compile org.pitest:pitest-maven:mutationCoverage > "$out/pit.log" 2>&1 \
     || { echo "mutation.sh: PIT failed for $g; see $out/pit.log" >&2; exit 1; }

@@ -13,10 +13,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.leasehold.bag.Appended;
 import org.leasehold.bag.BucketSealedException;
 import org.leasehold.bag.ReadRequest;
+import org.leasehold.bag.WriteOutcomeUnknownException;
 import org.leasehold.time.ManualTimeSource;
 import org.leasehold.time.Micros;
 
@@ -104,6 +106,43 @@ class WriteRuleLatenessTest {
             Path dir = bucketDir(root, Micros.of(T0));
             assertTrue(Files.exists(dir.resolve(Names.LOCK)), "the writer sealed the due bucket itself");
             assertEquals(List.of("first"), texts(store, ReadRequest.all("log")));
+        }
+    }
+
+    @Test
+    void aLateWriteWhoseBucketCannotBeSealedHasAnUnknownOutcomeNeverAnAcknowledgement() throws Exception {
+        Path root = freshDir("late-read-only");
+        String[] why = new String[1];
+        Tmpfs mount = Tmpfs.mount(root, "size=1m", why);
+        Assumptions.assumeTrue(mount != null, () -> why[0]);
+        try {
+            ManualTimeSource time = StoreFixture.clock();
+            ScriptedHooks hooks = new ScriptedHooks();
+            // Files closed after each batch, so that the file system can be made read-only under the writer.
+            try (FileBagStore store = FileBagStore.open(config(root).flushPolicy(FlushPolicy.never()).build(), time,
+                    hooks)) {
+                store.append(req("log", List.of(), "first"));
+                time.set(T0.plusMillis(2_600));
+                hooks.afterWrite.set(() -> {
+                    time.set(T0.plusSeconds(3));
+                    try {
+                        mount.remount("ro");
+                    } catch (java.io.IOException | InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                WriteOutcomeUnknownException e = assertThrows(WriteOutcomeUnknownException.class,
+                        () -> store.append(req("log", List.of(), "late").at(T0.plusMillis(500))));
+                assertTrue(e.getMessage().contains("was written late (this clock read " + T0.plusSeconds(3)
+                        + ", on time until " + T0.plusMillis(2_500) + ") and checking whether sealing had begun failed"),
+                        e.getMessage());
+                assertTrue(e.getMessage().contains("could not seal bucket 2026/11/22/02/43/10.000000 of log 'log'"),
+                        e.getMessage());
+                assertTrue(e.getMessage().endsWith("read the bucket once it is sealed to find out"), e.getMessage());
+                assertEquals(1, store.stats().lateChecks());
+            }
+        } finally {
+            mount.close();
         }
     }
 }

@@ -197,4 +197,40 @@ class WriteRuleAskedTest {
                 && interrupted.getMessage().contains("[acct]"), interrupted.getMessage());
         assertEquals(0, time.pendingTimers());
     }
+
+    @Test
+    void theLatestWritableFromOfSeveralLeasesIsWaitedFor() throws Exception {
+        ManualTimeSource time = StoreFixture.clock();
+        Lease later = writableFrom(T0.plusMillis(300), T0.plusSeconds(60));
+        Lease earlier = writableFrom(T0.plusMillis(100), T0.plusSeconds(60));
+        CompletableFuture<Void> waited = CompletableFuture.runAsync(() -> {
+            try {
+                WriteRule.awaitWritable(List.of(later, earlier), Duration.ofMillis(500), time);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        awaitTimer(time, waited);
+        time.set(T0.plusMillis(300).minusNanos(1_000));
+        assertEquals(1, time.pendingTimers(), "still waiting on its timer: the later lease is not writable yet");
+        time.set(T0.plusMillis(300));
+        waited.get(30, TimeUnit.SECONDS);
+        assertEquals(0, time.pendingTimers());
+    }
+
+    @Test
+    void aLeaseFollowsAnExpiredPredecessorIfAnyOfItsNamesDoes() {
+        Predecessor released = new Predecessor(new CorrelationId(1, 2), Ending.RELINQUISHED, PREDECESSOR_DEADLINE,
+                PREDECESSOR_DEADLINE, null);
+        Predecessor expired = new Predecessor(new CorrelationId(1, 3), Ending.EXPIRED, PREDECESSOR_DEADLINE,
+                PREDECESSOR_DEADLINE, null);
+        LeaseGrant fresh = new LeaseGrant("a", 1, new CorrelationId(3, 4), T0, T0, null);
+        LeaseGrant afterRelease = new LeaseGrant("b", 2, new CorrelationId(3, 5), T0, T0, released);
+        LeaseGrant afterExpiry = new LeaseGrant("c", 2, new CorrelationId(3, 6), T0, T0, expired);
+        HolderId h = new HolderId("proc", "holder");
+        assertTrue(WriteRule.predecessorExpired(new Lease(h, LeaseMode.EXCLUSIVE, LeaseKind.FULL, T0,
+                T0.plusSeconds(60), List.of(fresh, afterRelease, afterExpiry))));
+        assertFalse(WriteRule.predecessorExpired(new Lease(h, LeaseMode.EXCLUSIVE, LeaseKind.FULL, T0,
+                T0.plusSeconds(60), List.of(fresh, afterRelease))));
+    }
 }

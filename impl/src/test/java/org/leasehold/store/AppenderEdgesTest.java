@@ -1,0 +1,85 @@
+package org.leasehold.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.leasehold.store.StoreFixture.T0;
+import static org.leasehold.store.StoreFixture.config;
+import static org.leasehold.store.StoreFixture.freshDir;
+import static org.leasehold.store.StoreFixture.lease;
+import static org.leasehold.store.StoreFixture.req;
+import static org.leasehold.store.StoreFixture.texts;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.leasehold.bag.Appended;
+import org.leasehold.bag.LeaseStamp;
+import org.leasehold.bag.ReadRequest;
+import org.leasehold.store.check.LogChecker;
+import org.leasehold.store.format.Frames;
+import org.leasehold.time.ManualTimeSource;
+
+/**
+ * The appender's decisions at their edges: when a store-chosen timestamp is bumped to the last one queued, and how many
+ * queued frames one batch takes.
+ */
+class AppenderEdgesTest {
+
+    @Test
+    void aTimestampIsNotBumpedToTheLastQueuedOneWhenThatIsExactlyTheDeadline() throws Exception {
+        Path root = freshDir("appender-bump-deadline");
+        ManualTimeSource time = StoreFixture.clock();
+        try (FileBagStore store = FileBagStore.open(config(root).build(), time)) {
+            Appended later = store.append(req("log", List.of(), "later").at(T0.plusMillis(200)));
+            LeaseStamp endsThere = lease("d", 1, T0.minusSeconds(1), T0.plusMillis(200));
+            Appended own = store.append(req("log", List.of(endsThere), "own"));
+            assertEquals(T0, own.timestamp(), "a bump to the deadline would be outside the lease");
+            assertEquals(store.writerId() + ".1.data", own.file(), "so it starts a new data file");
+            LeaseStamp endsAfter = lease("e", 1, T0.minusSeconds(1), T0.plusMillis(200).plusNanos(1_000));
+            Appended bumped = store.append(req("log", List.of(endsAfter), "bumped"));
+            assertEquals(later.timestamp(), bumped.timestamp(), "1 µs before the deadline: bumped");
+            assertEquals(own.file(), bumped.file(), "the current data file, in order after the one before");
+            assertEquals(List.of("own", "later", "bumped"), texts(store, ReadRequest.all("log")));
+            assertEquals(List.of(), LogChecker.check(root.resolve("log")).violations());
+        }
+    }
+
+    @Test
+    void aBatchTakesQueuedFramesUpToExactlyMaxBatchBytes() throws Exception {
+        Path root = freshDir("appender-batch");
+        ManualTimeSource time = StoreFixture.clock();
+        int frame = (int) Frames.size(List.of(), new byte[0][], List.of(new byte[1]));
+        ScriptedHooks hooks = new ScriptedHooks();
+        CountDownLatch writing = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        hooks.beforeWrite.set(() -> {
+            writing.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        try (FileBagStore store = FileBagStore.open(config(root).maxBatchBytes(2 * frame).build(), time, hooks)) {
+            List<CompletableFuture<Appended>> acks = new ArrayList<>();
+            acks.add(store.appendAsync(req("log", List.of(), "0")));
+            assertTrue(writing.await(30, TimeUnit.SECONDS), "the first batch is being written");
+            for (int i = 1; i <= 5; i++) {
+                acks.add(store.appendAsync(req("log", List.of(), Integer.toString(i))));
+            }
+            release.countDown();
+            for (CompletableFuture<Appended> a : acks) {
+                assertEquals(frame, a.get(30, TimeUnit.SECONDS).length());
+            }
+            assertEquals(6, store.stats().frames());
+            assertEquals(4, store.stats().batches(), "the first frame, then two, two and one");
+            assertEquals(4, store.stats().forces(), "one force per batch");
+            assertEquals(List.of("0", "1", "2", "3", "4", "5"), texts(store, ReadRequest.all("log")));
+        }
+    }
+}

@@ -322,4 +322,17 @@ class EngineEdgesTest {
         assertEquals(l.deadline(), up.deadline());
         assertEquals(up, engine.upgrade(up, null));
     }
+
+    @Test
+    void aHoldInDoubtEndingNowIsNoLongerShownAsHeld() throws Exception {
+        Lease l = engine.acquire(LeaseRequest.builder(A, "doubt").leaseFor(Duration.ofSeconds(10)).build());
+        Instant until = time.now().plusSeconds(4);
+        engine.holdInDoubt(l, until);
+        time.set(until.minusNanos(1_000));
+        assertEquals(until, engine.inspect("doubt", 1).get(0).holders().get(0).inDoubtUntil());
+        time.set(until);
+        assertEquals(l.deadline(), engine.inspect("doubt", 1).get(0).holders().get(0).deadline(),
+                "still held, until its own deadline");
+        assertNull(engine.inspect("doubt", 1).get(0).holders().get(0).inDoubtUntil(), "the hold ended now");
+    }
 }

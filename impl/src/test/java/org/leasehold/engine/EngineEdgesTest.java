@@ -335,4 +335,82 @@ class EngineEdgesTest {
                 "still held, until its own deadline");
         assertNull(engine.inspect("doubt", 1).get(0).holders().get(0).inDoubtUntil(), "the hold ended now");
     }
+
+    @Test
+    void aHoldInDoubtIsAtMostADayAndItsRenewalWaitsOutAFenceThatMoves() throws Exception {
+        Instant t0 = time.now();
+        Lease l = engine.acquire(LeaseRequest.builder(A, "fenced").leaseFor(Duration.ofSeconds(10)).build());
+        engine.holdInDoubt(l, t0.plus(Duration.ofDays(2)));
+        assertEquals(t0.plus(EmbeddedLeaseService.MAX_IN_DOUBT_HOLD),
+                engine.inspect("fenced", 1).get(0).holders().get(0).inDoubtUntil());
+        engine.fenceAt(t0.plusSeconds(4), "not confirmed");
+        time.set(t0.plusMillis(5_500));
+        assertEquals(l.deadline(), engine.inspect("fenced", 1).get(0).holders().get(0).deadline(),
+                "fenced at half the lease: not renewed");
+        engine.fenceAt(t0.plusSeconds(60), "confirmed");
+        time.set(t0.plusMillis(9_999));
+        assertEquals(t0.plusSeconds(16), engine.inspect("fenced", 1).get(0).holders().get(0).deadline(),
+                "renewed one tenth of the maximum lease after the fenced attempt");
+    }
+
+    @Test
+    void aHoldInDoubtRenewsNothingOnceTheLeaseReachedItsDeadlineWhileFenced() throws Exception {
+        Instant t0 = time.now();
+        Lease l = engine.acquire(LeaseRequest.builder(A, "resurrect").leaseFor(Duration.ofSeconds(10)).build());
+        engine.holdInDoubt(l, t0.plusSeconds(60));
+        engine.fenceAt(t0.plusSeconds(4), "not confirmed");
+        time.set(t0.plusMillis(9_500));
+        engine.fenceAt(t0.plusSeconds(60), "confirmed");
+        time.set(t0.plusSeconds(10));
+        assertEquals(B, engine.acquire(LeaseRequest.builder(B, "resurrect").build()).holder(),
+                "the renewal retried at the deadline itself finds the lease over, and does not bring it back");
+    }
+
+    @Test
+    void aHoldRenewedWhenTheLastOneEndedIsKeptAgain() throws Exception {
+        Instant t0 = time.now();
+        Lease l = engine.acquire(LeaseRequest.builder(A, "again").leaseFor(Duration.ofSeconds(10)).build());
+        engine.holdInDoubt(l, t0.plusSeconds(5));
+        time.set(t0.plusSeconds(5));
+        engine.holdInDoubt(l, t0.plusSeconds(30));
+        time.set(t0.plusSeconds(11));
+        assertEquals(t0.plusSeconds(20), engine.inspect("again", 1).get(0).holders().get(0).deadline(),
+                "renewed by the service for the new hold at 5 s and 10 s, past the lease's own deadline");
+    }
+
+    @Test
+    void aFencedEngineNeitherHoldsInDoubtNorReinstates() throws Exception {
+        Lease l = engine.acquire(LeaseRequest.builder(A, "fh").build());
+        engine.fenceAt(time.now(), "not confirmed");
+        String fenced = "the lease service " + engine.serviceId() + " grants, renews and upgrades nothing since "
+                + time.now() + ": not confirmed";
+        assertEquals(fenced, assertThrows(LeaseServiceUnavailableException.class,
+                () -> engine.holdInDoubt(l, time.now().plusSeconds(30))).getMessage());
+        assertEquals(fenced, assertThrows(LeaseServiceUnavailableException.class,
+                () -> engine.reinstate(l)).getMessage());
+    }
+
+    @Test
+    void aReinstatementIsNotRefusedForAnExpiredHolderAndLeavesNoLockHeld() throws Exception {
+        Lease earlier = engine.acquire(LeaseRequest.builder(A, "ri/b", "ri/a").build());
+        engine.close();
+        time.advance(Duration.ofSeconds(30));
+        engine = engine(EngineConfig.defaults().withQuietPeriod(Duration.ZERO));
+        engine.acquire(LeaseRequest.builder(B, "ri/a").leaseFor(Duration.ofSeconds(2)).build());
+        time.advance(Duration.ofSeconds(2));
+        Lease again = within(first.submit(() -> engine.reinstate(earlier)), "a reinstatement");
+        assertEquals(List.of("ri/a", "ri/b"), again.names());
+        assertEquals(earlier.grants(), again.grants());
+        assertThrows(ExecutionException.class, () -> within(second.submit(
+                () -> engine.acquire(LeaseRequest.builder(C, "ri/b").build())), "an acquisition on another thread"));
+    }
+
+    @Test
+    void aClosedEngineSweepsNoMore() throws Exception {
+        time.advance(Duration.ofSeconds(61));
+        engine.close();
+        assertEquals(1, time.pendingTimers(), "the next sweep, scheduled before the close");
+        time.advance(Duration.ofSeconds(60));
+        assertEquals(0, time.pendingTimers(), "it ran, saw the engine closed, and scheduled nothing");
+    }
 }

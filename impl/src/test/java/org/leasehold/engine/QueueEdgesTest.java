@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.leasehold.lease.HolderId;
+import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseBusyException;
 import org.leasehold.lease.LeaseRequest;
@@ -87,6 +88,10 @@ class QueueEdgesTest {
                 .waitFor(Duration.ofSeconds(2)).build());
         Instant fence = time.now().plusSeconds(1);
         engine.fenceAt(fence, "the log moved to another owner");
+        time.set(fence.minusNanos(1_000));
+        assertTrue(engine.granting(), "one microsecond before the fence");
+        time.set(fence);
+        assertFalse(engine.granting(), "at the fence");
         time.advance(Duration.ofSeconds(2));
         assertEquals("the lease service svc-q grants, renews and upgrades nothing since " + fence
                 + ": the log moved to another owner", refusal(b));
@@ -111,5 +116,80 @@ class QueueEdgesTest {
         assertFalse(d.isDone(), "the cancelled request's place is free: the queue has room for D behind B");
         assertEquals(List.of(B, D), engine.inspect("cq", 1).get(0).waiters().stream().map(w -> w.holder()).toList());
         assertFalse(b.isDone());
+    }
+
+    @Test
+    void aQueuedSemaphoreRequestThatDisagreesWithTheHolderGrantedAheadOfItIsRefusedWithTheMismatch() throws Exception {
+        Lease h = engine.acquire(LeaseRequest.builder(A, "sem").build());
+        CompletableFuture<Lease> three = engine.acquireAsync(LeaseRequest.builder(B, "sem").semaphore(3)
+                .waitFor(Duration.ofSeconds(10)).build());
+        CompletableFuture<Lease> two = engine.acquireAsync(LeaseRequest.builder(C, "sem").semaphore(2)
+                .waitFor(Duration.ofSeconds(10)).build());
+        engine.release(h, null, null);
+        assertEquals(B, three.get(20, TimeUnit.SECONDS).holder());
+        ExecutionException e = assertThrows(ExecutionException.class, () -> two.get(20, TimeUnit.SECONDS));
+        InvalidLeaseRequestException mismatch = (InvalidLeaseRequestException) e.getCause();
+        assertEquals(InvalidLeaseRequestException.Reason.PERMITS_MISMATCH, mismatch.reason());
+        assertEquals("'sem' is held as a semaphore of 3 permits; this request says 2: every holder of a semaphore "
+                + "must agree on its permits", mismatch.getMessage());
+        assertEquals(0, engine.inspect("sem", 1).get(0).waiters().size());
+    }
+
+    @Test
+    void aRequestNotFirstOnEachOfItsNamesIsNotGrantedAlthoughTheyAreFree() throws Exception {
+        Lease z = engine.acquire(LeaseRequest.builder(A, "nf/z").build());
+        CompletableFuture<Lease> first = engine.acquireAsync(LeaseRequest.builder(B, "nf/x", "nf/z")
+                .waitFor(Duration.ofSeconds(10)).build());
+        CompletableFuture<Lease> second = engine.acquireAsync(LeaseRequest.builder(C, "nf/x", "nf/y")
+                .waitFor(Duration.ofSeconds(10)).build());
+        assertFalse(second.isDone(), "x and y are free, but x is promised to the request ahead of it");
+        assertEquals(List.of(B, C), engine.inspect("nf/x", 1).get(0).waiters().stream().map(w -> w.holder()).toList());
+        engine.release(z, null, null);
+        Lease b = first.get(20, TimeUnit.SECONDS);
+        assertFalse(second.isDone());
+        engine.release(b, null, null);
+        assertEquals(C, second.get(20, TimeUnit.SECONDS).holder());
+    }
+
+    @Test
+    void aWaiterThatBecomesFirstIsWokenWhenTheLeaseGrantedAheadOfItExpires() throws Exception {
+        Instant t0 = time.now();
+        engine.acquire(LeaseRequest.builder(A, "wk").leaseFor(Duration.ofSeconds(2)).build());
+        CompletableFuture<Lease> b = engine.acquireAsync(LeaseRequest.builder(B, "wk").leaseFor(Duration.ofSeconds(2))
+                .waitFor(Duration.ofSeconds(10)).build());
+        CompletableFuture<Lease> c = engine.acquireAsync(LeaseRequest.builder(C, "wk")
+                .waitFor(Duration.ofSeconds(10)).build());
+        time.advance(Duration.ofSeconds(2));
+        assertEquals(t0.plusSeconds(2), b.get(20, TimeUnit.SECONDS).grantedAt());
+        assertFalse(c.isDone());
+        time.advance(Duration.ofSeconds(2));
+        assertTrue(c.isDone(), "woken at the deadline of the lease granted ahead of it, not at its own time-out");
+        assertEquals(t0.plusSeconds(4), c.get(20, TimeUnit.SECONDS).grantedAt());
+    }
+
+    @Test
+    void whenTheFirstWaiterLeavesTheRequestBehindItIsGrantedAtOnce() throws Exception {
+        Instant t0 = time.now();
+        engine.acquire(LeaseRequest.builder(A, "lv").shared().build());
+        CompletableFuture<Lease> writer = engine.acquireAsync(LeaseRequest.builder(B, "lv")
+                .waitFor(Duration.ofSeconds(2)).build());
+        CompletableFuture<Lease> reader = engine.acquireAsync(LeaseRequest.builder(C, "lv").shared()
+                .waitFor(Duration.ofSeconds(10)).build());
+        assertFalse(reader.isDone(), "a reader does not pass a waiting writer");
+        time.advance(Duration.ofSeconds(2));
+        assertTrue(writer.isCompletedExceptionally());
+        assertTrue(reader.isDone(), "granted when the writer ahead of it left, not at its own time-out");
+        assertEquals(t0.plusSeconds(2), reader.get(20, TimeUnit.SECONDS).grantedAt());
+    }
+
+    @Test
+    void requestsOfTheSameAgeKeepTheirArrivalOrderAheadOfYoungerOnes() throws Exception {
+        Instant t0 = time.now();
+        engine.acquire(LeaseRequest.builder(A, "eq").build());
+        engine.acquireAsync(LeaseRequest.builder(B, "eq").startedAt(t0).waitFor(Duration.ofSeconds(5)).build());
+        engine.acquireAsync(LeaseRequest.builder(C, "eq").startedAt(t0.plusMillis(1))
+                .waitFor(Duration.ofSeconds(5)).build());
+        engine.acquireAsync(LeaseRequest.builder(D, "eq").startedAt(t0).waitFor(Duration.ofSeconds(5)).build());
+        assertEquals(List.of(B, D, C), engine.inspect("eq", 1).get(0).waiters().stream().map(w -> w.holder()).toList());
     }
 }

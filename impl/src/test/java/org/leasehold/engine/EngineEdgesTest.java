@@ -8,7 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -19,15 +21,18 @@ import java.util.concurrent.TimeoutException;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.leasehold.lease.CorrelationId;
 import org.leasehold.lease.HolderId;
 import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.InvalidLeaseRequestException.Reason;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseBusyException;
+import org.leasehold.lease.LeaseGrant;
 import org.leasehold.lease.LeaseKind;
 import org.leasehold.lease.LeaseMode;
 import org.leasehold.lease.LeaseRequest;
 import org.leasehold.lease.LeaseServiceUnavailableException;
+import org.leasehold.lease.NameStatus;
 import org.leasehold.time.ManualTimeSource;
 
 /**
@@ -412,5 +417,43 @@ class EngineEdgesTest {
         assertEquals(1, time.pendingTimers(), "the next sweep, scheduled before the close");
         time.advance(Duration.ofSeconds(60));
         assertEquals(0, time.pendingTimers(), "it ran, saw the engine closed, and scheduled nothing");
+    }
+
+    @Test
+    void inspectShowsAnExpiredHolderGoneAndTheFloorItLeft() throws Exception {
+        Lease l = engine.acquire(LeaseRequest.builder(A, "exp").leaseFor(Duration.ofSeconds(2)).build());
+        time.advance(Duration.ofSeconds(3));
+        NameStatus s = engine.inspect("exp", 1).get(0);
+        assertEquals(List.of(), s.holders());
+        assertEquals(l.deadline(), s.floor(), "an unrelinquished expiry: the floor is its deadline");
+    }
+
+    @Test
+    void aRenewalToNowIsRefused() throws Exception {
+        Lease l = engine.acquire(LeaseRequest.builder(A, "now").build());
+        InvalidLeaseRequestException e = assertThrows(InvalidLeaseRequestException.class,
+                () -> engine.renew(l, time.now(), null));
+        assertEquals(Reason.DEADLINE_IN_PAST, e.reason());
+    }
+
+    @Test
+    void correlationIdsOfOneShardNeverRepeat() throws Exception {
+        engine.close();
+        engine = engine(EngineConfig.defaults().withQuietPeriod(Duration.ZERO).withShards(1));
+        Set<CorrelationId> ids = new HashSet<>();
+        for (int i = 0; i < 300; i++) {
+            Lease l = engine.acquire(LeaseRequest.builder(A, "id/" + (i % 3)).build());
+            assertTrue(ids.add(l.grant("id/" + (i % 3)).correlationId()), "grant " + i);
+            engine.release(l, null, null);
+        }
+    }
+
+    @Test
+    void aReinstatedLeaseListsItsGrantsInNameOrder() throws Exception {
+        Instant t = time.now();
+        LeaseGrant b = new LeaseGrant("ro/b", 9, new CorrelationId(1, 2), t, t, null);
+        LeaseGrant a = new LeaseGrant("ro/a", 7, new CorrelationId(1, 3), t, t, null);
+        Lease earlier = new Lease(A, LeaseMode.EXCLUSIVE, LeaseKind.FULL, t, t.plusSeconds(5), List.of(b, a));
+        assertEquals(List.of(a, b), engine.reinstate(earlier).grants());
     }
 }

@@ -456,4 +456,17 @@ class EngineEdgesTest {
         Lease earlier = new Lease(A, LeaseMode.EXCLUSIVE, LeaseKind.FULL, t, t.plusSeconds(5), List.of(b, a));
         assertEquals(List.of(a, b), engine.reinstate(earlier).grants());
     }
+
+    @Test
+    void anAsynchronousRequestThatNeedNotWaitIsGrantedAtOnce() throws Exception {
+        CompletableFuture<Lease> free = engine.acquireAsync(LeaseRequest.builder(A, "async/1").build());
+        assertTrue(free.isDone(), "the uncontended path");
+        assertEquals(A, free.get().holder());
+        CompletableFuture<Lease> semaphore = engine.acquireAsync(LeaseRequest.builder(B, "async/2").semaphore(2).build());
+        assertTrue(semaphore.isDone(), "the general path");
+        assertEquals(B, semaphore.get().holder());
+        try (EmbeddedLeaseService defaults = EmbeddedLeaseService.withDefaults(time)) {
+            assertEquals(EngineConfig.defaults().maxLeaseDuration(), defaults.config().maxLeaseDuration());
+        }
+    }
 }

@@ -130,7 +130,8 @@ final class WaitQueues {
                         others = woundWait.applyEndings(v, states, now);
                         granted = fencing.grant(w, states, now, deadline);
                     } else {
-                        failure = v.error != null ? v.error : Admission.busy(w, v, now, true);
+                        failure = v.error != null ? v.error
+                                : v.grantable ? deadlinePassed(w, now) : Admission.busy(w, v, now, true);
                     }
                 }
             }
@@ -244,13 +245,18 @@ final class WaitQueues {
             List<String> others = woundWait.applyEndings(v, states, now);
             long deadline = timers.deadlineFor(w, now);
             if (deadline <= now) {
-                return new Outcome(null, new LeaseBusyException(w.names[0], null, "the names became free only at "
-                        + Micros.toInstant(now) + ", when the requested deadline had passed: ask again"), others);
+                return new Outcome(null, deadlinePassed(w, now), others);
             }
             return new Outcome(fencing.grant(w, states, now, deadline), null, others);
         } finally {
             stripes.unlockAll(w.shards);
         }
+    }
+
+    /** The refusal of a request whose names became free at {@code now}, when its requested deadline had passed. */
+    private static LeaseBusyException deadlinePassed(Waiter w, long now) {
+        return new LeaseBusyException(w.names[0], null, "the names became free only at " + Micros.toInstant(now)
+                + ", when the requested deadline had passed: ask again");
     }
 
     /**

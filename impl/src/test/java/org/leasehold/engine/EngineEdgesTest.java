@@ -8,7 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -19,15 +21,18 @@ import java.util.concurrent.TimeoutException;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.leasehold.lease.CorrelationId;
 import org.leasehold.lease.HolderId;
 import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.InvalidLeaseRequestException.Reason;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseBusyException;
+import org.leasehold.lease.LeaseGrant;
 import org.leasehold.lease.LeaseKind;
 import org.leasehold.lease.LeaseMode;
 import org.leasehold.lease.LeaseRequest;
 import org.leasehold.lease.LeaseServiceUnavailableException;
+import org.leasehold.lease.NameStatus;
 import org.leasehold.time.ManualTimeSource;
 
 /**
@@ -321,5 +326,147 @@ class EngineEdgesTest {
         assertEquals(LeaseKind.FULL, up.kind());
         assertEquals(l.deadline(), up.deadline());
         assertEquals(up, engine.upgrade(up, null));
+    }
+
+    @Test
+    void aHoldInDoubtEndingNowIsNoLongerShownAsHeld() throws Exception {
+        Lease l = engine.acquire(LeaseRequest.builder(A, "doubt").leaseFor(Duration.ofSeconds(10)).build());
+        Instant until = time.now().plusSeconds(4);
+        engine.holdInDoubt(l, until);
+        time.set(until.minusNanos(1_000));
+        assertEquals(until, engine.inspect("doubt", 1).get(0).holders().get(0).inDoubtUntil());
+        time.set(until);
+        assertEquals(l.deadline(), engine.inspect("doubt", 1).get(0).holders().get(0).deadline(),
+                "still held, until its own deadline");
+        assertNull(engine.inspect("doubt", 1).get(0).holders().get(0).inDoubtUntil(), "the hold ended now");
+    }
+
+    @Test
+    void aHoldInDoubtIsAtMostADayAndItsRenewalWaitsOutAFenceThatMoves() throws Exception {
+        Instant t0 = time.now();
+        Lease l = engine.acquire(LeaseRequest.builder(A, "fenced").leaseFor(Duration.ofSeconds(10)).build());
+        engine.holdInDoubt(l, t0.plus(Duration.ofDays(2)));
+        assertEquals(t0.plus(EmbeddedLeaseService.MAX_IN_DOUBT_HOLD),
+                engine.inspect("fenced", 1).get(0).holders().get(0).inDoubtUntil());
+        engine.fenceAt(t0.plusSeconds(4), "not confirmed");
+        time.set(t0.plusMillis(5_500));
+        assertEquals(l.deadline(), engine.inspect("fenced", 1).get(0).holders().get(0).deadline(),
+                "fenced at half the lease: not renewed");
+        engine.fenceAt(t0.plusSeconds(60), "confirmed");
+        time.set(t0.plusMillis(9_999));
+        assertEquals(t0.plusSeconds(16), engine.inspect("fenced", 1).get(0).holders().get(0).deadline(),
+                "renewed one tenth of the maximum lease after the fenced attempt");
+    }
+
+    @Test
+    void aHoldInDoubtRenewsNothingOnceTheLeaseReachedItsDeadlineWhileFenced() throws Exception {
+        Instant t0 = time.now();
+        Lease l = engine.acquire(LeaseRequest.builder(A, "resurrect").leaseFor(Duration.ofSeconds(10)).build());
+        engine.holdInDoubt(l, t0.plusSeconds(60));
+        engine.fenceAt(t0.plusSeconds(4), "not confirmed");
+        time.set(t0.plusMillis(9_500));
+        engine.fenceAt(t0.plusSeconds(60), "confirmed");
+        time.set(t0.plusSeconds(10));
+        assertEquals(B, engine.acquire(LeaseRequest.builder(B, "resurrect").build()).holder(),
+                "the renewal retried at the deadline itself finds the lease over, and does not bring it back");
+    }
+
+    @Test
+    void aHoldRenewedWhenTheLastOneEndedIsKeptAgain() throws Exception {
+        Instant t0 = time.now();
+        Lease l = engine.acquire(LeaseRequest.builder(A, "again").leaseFor(Duration.ofSeconds(10)).build());
+        engine.holdInDoubt(l, t0.plusSeconds(5));
+        time.set(t0.plusSeconds(5));
+        engine.holdInDoubt(l, t0.plusSeconds(30));
+        time.set(t0.plusSeconds(11));
+        assertEquals(t0.plusSeconds(20), engine.inspect("again", 1).get(0).holders().get(0).deadline(),
+                "renewed by the service for the new hold at 5 s and 10 s, past the lease's own deadline");
+    }
+
+    @Test
+    void aFencedEngineNeitherHoldsInDoubtNorReinstates() throws Exception {
+        Lease l = engine.acquire(LeaseRequest.builder(A, "fh").build());
+        engine.fenceAt(time.now(), "not confirmed");
+        String fenced = "the lease service " + engine.serviceId() + " grants, renews and upgrades nothing since "
+                + time.now() + ": not confirmed";
+        assertEquals(fenced, assertThrows(LeaseServiceUnavailableException.class,
+                () -> engine.holdInDoubt(l, time.now().plusSeconds(30))).getMessage());
+        assertEquals(fenced, assertThrows(LeaseServiceUnavailableException.class,
+                () -> engine.reinstate(l)).getMessage());
+    }
+
+    @Test
+    void aReinstatementIsNotRefusedForAnExpiredHolderAndLeavesNoLockHeld() throws Exception {
+        Lease earlier = engine.acquire(LeaseRequest.builder(A, "ri/b", "ri/a").build());
+        engine.close();
+        time.advance(Duration.ofSeconds(30));
+        engine = engine(EngineConfig.defaults().withQuietPeriod(Duration.ZERO));
+        engine.acquire(LeaseRequest.builder(B, "ri/a").leaseFor(Duration.ofSeconds(2)).build());
+        time.advance(Duration.ofSeconds(2));
+        Lease again = within(first.submit(() -> engine.reinstate(earlier)), "a reinstatement");
+        assertEquals(List.of("ri/a", "ri/b"), again.names());
+        assertEquals(earlier.grants(), again.grants());
+        assertThrows(ExecutionException.class, () -> within(second.submit(
+                () -> engine.acquire(LeaseRequest.builder(C, "ri/b").build())), "an acquisition on another thread"));
+    }
+
+    @Test
+    void aClosedEngineSweepsNoMore() throws Exception {
+        time.advance(Duration.ofSeconds(61));
+        engine.close();
+        assertEquals(1, time.pendingTimers(), "the next sweep, scheduled before the close");
+        time.advance(Duration.ofSeconds(60));
+        assertEquals(0, time.pendingTimers(), "it ran, saw the engine closed, and scheduled nothing");
+    }
+
+    @Test
+    void inspectShowsAnExpiredHolderGoneAndTheFloorItLeft() throws Exception {
+        Lease l = engine.acquire(LeaseRequest.builder(A, "exp").leaseFor(Duration.ofSeconds(2)).build());
+        time.advance(Duration.ofSeconds(3));
+        NameStatus s = engine.inspect("exp", 1).get(0);
+        assertEquals(List.of(), s.holders());
+        assertEquals(l.deadline(), s.floor(), "an unrelinquished expiry: the floor is its deadline");
+    }
+
+    @Test
+    void aRenewalToNowIsRefused() throws Exception {
+        Lease l = engine.acquire(LeaseRequest.builder(A, "now").build());
+        InvalidLeaseRequestException e = assertThrows(InvalidLeaseRequestException.class,
+                () -> engine.renew(l, time.now(), null));
+        assertEquals(Reason.DEADLINE_IN_PAST, e.reason());
+    }
+
+    @Test
+    void correlationIdsOfOneShardNeverRepeat() throws Exception {
+        engine.close();
+        engine = engine(EngineConfig.defaults().withQuietPeriod(Duration.ZERO).withShards(1));
+        Set<CorrelationId> ids = new HashSet<>();
+        for (int i = 0; i < 300; i++) {
+            Lease l = engine.acquire(LeaseRequest.builder(A, "id/" + (i % 3)).build());
+            assertTrue(ids.add(l.grant("id/" + (i % 3)).correlationId()), "grant " + i);
+            engine.release(l, null, null);
+        }
+    }
+
+    @Test
+    void aReinstatedLeaseListsItsGrantsInNameOrder() throws Exception {
+        Instant t = time.now();
+        LeaseGrant b = new LeaseGrant("ro/b", 9, new CorrelationId(1, 2), t, t, null);
+        LeaseGrant a = new LeaseGrant("ro/a", 7, new CorrelationId(1, 3), t, t, null);
+        Lease earlier = new Lease(A, LeaseMode.EXCLUSIVE, LeaseKind.FULL, t, t.plusSeconds(5), List.of(b, a));
+        assertEquals(List.of(a, b), engine.reinstate(earlier).grants());
+    }
+
+    @Test
+    void anAsynchronousRequestThatNeedNotWaitIsGrantedAtOnce() throws Exception {
+        CompletableFuture<Lease> free = engine.acquireAsync(LeaseRequest.builder(A, "async/1").build());
+        assertTrue(free.isDone(), "the uncontended path");
+        assertEquals(A, free.get().holder());
+        CompletableFuture<Lease> semaphore = engine.acquireAsync(LeaseRequest.builder(B, "async/2").semaphore(2).build());
+        assertTrue(semaphore.isDone(), "the general path");
+        assertEquals(B, semaphore.get().holder());
+        try (EmbeddedLeaseService defaults = EmbeddedLeaseService.withDefaults(time)) {
+            assertEquals(EngineConfig.defaults().maxLeaseDuration(), defaults.config().maxLeaseDuration());
+        }
     }
 }

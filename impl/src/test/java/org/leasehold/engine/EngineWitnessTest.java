@@ -2,6 +2,7 @@ package org.leasehold.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -66,6 +67,7 @@ class EngineWitnessTest {
         signer = keys.start(files.current(), 500_000, time.nowMicros());
         engine = new EmbeddedLeaseService(EngineConfig.defaults().withServiceId("svc-t").withQuietPeriod(Duration.ZERO)
                 .withMaxLeaseDuration(Duration.ofSeconds(10)).withGrace(Duration.ofSeconds(2)), time, null, signer);
+        assertSame(signer, engine.signer());
     }
 
     @AfterEach

@@ -1,0 +1,80 @@
+package org.leasehold.adapter;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.leasehold.connector.ConnectorException;
+import org.leasehold.connector.LeaseConnection;
+import org.leasehold.connector.LeaseOptions;
+import org.leasehold.lease.Lease;
+
+/**
+ * The calls a connection makes for its unit of work, at their edges: the lease time and wait asked for or the
+ * configured ones, and appends that carry no message or a null one.
+ */
+class AdapterUnitCallsTest {
+    private AdapterFixture fx;
+
+    @BeforeEach
+    void start() throws Exception {
+        fx = new AdapterFixture("calls", mcf -> mcf.setMaxLeaseMillis(8_000L));
+    }
+
+    @AfterEach
+    void stop() {
+        fx.close();
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void aLeaseLastsTheTimeAskedForOrMaxLeaseMillis() throws Exception {
+        try (LeaseConnection c = fx.connection()) {
+            Lease asked = c.acquire(LeaseOptions.of("time/asked").leaseFor(Duration.ofMillis(2_500)));
+            assertEquals(fx.time.now().plusMillis(2_500), asked.deadline());
+            Lease configured = c.acquire("time/configured");
+            assertEquals(fx.time.now().plusMillis(8_000), configured.deadline());
+        }
+        fx.tm.begin();
+        try (LeaseConnection c = fx.connection()) {
+            Lease asked = c.acquire(LeaseOptions.of("time/tx").leaseFor(Duration.ofMillis(3_000)));
+            assertEquals(fx.time.now().plusMillis(3_000), asked.deadline());
+            // Kept alive for the time asked: renewed before it ends, not only once MaxLeaseMillis has passed.
+            fx.time.advance(Duration.ofMillis(1_500));
+            fx.context.drain();
+            fx.time.advance(Duration.ofMillis(1_500));
+            fx.context.drain();
+            c.append(bytes("still held after 3 s"));
+        }
+        fx.tm.commit();
+        assertEquals(1, fx.messages().size());
+    }
+
+    @Test
+    void anAppendOfNoMessageOrOfANullMessageIsRefusedAndWritesNothing() throws Exception {
+        try (LeaseConnection c = fx.connection()) {
+            c.acquire("append/edges");
+            ConnectorException none = assertThrows(ConnectorException.class, () -> c.append());
+            assertTrue(none.getMessage().contains("no message"), none.getMessage());
+            ConnectorException nul = assertThrows(ConnectorException.class, () -> c.append((byte[][]) null));
+            assertTrue(nul.getMessage().contains("no message"), nul.getMessage());
+            ConnectorException second = assertThrows(ConnectorException.class, () -> c.append(bytes("a"), null));
+            assertTrue(second.getMessage().startsWith("message 1 of the append is null"), second.getMessage());
+            ConnectorException first = assertThrows(ConnectorException.class, () -> c.append(null, bytes("b")));
+            assertTrue(first.getMessage().startsWith("message 0 of the append is null"), first.getMessage());
+            c.append(new byte[0]);
+        }
+        assertEquals(List.of(0), fx.messages().stream().map(m -> m.payload().length).toList(),
+                "only the empty message, which is one");
+    }
+}

@@ -113,6 +113,22 @@ class AdapterXaContractTest {
     }
 
     @Test
+    void aBranchIsStartedOnceAndJoinedOnlyWhileKnown() throws Exception {
+        Xid x = xid(18);
+        XAResource xa = resource();
+        xa.start(x, XAResource.TMNOFLAGS);
+        xa.end(x, XAResource.TMSUCCESS);
+        XAException dup = fails(XAException.XAER_DUPID, () -> resource().start(x, XAResource.TMNOFLAGS));
+        assertTrue(dup.getMessage().contains("already known"), dup.getMessage());
+        XAResource joined = resource();
+        joined.start(x, XAResource.TMJOIN);
+        joined.end(x, XAResource.TMFAIL);
+        XAException vote = fails(XAException.XA_RBROLLBACK, () -> xa.prepare(x));
+        assertTrue(vote.getMessage().contains("TMFAIL"), vote.getMessage());
+        fails(XAException.XAER_NOTA, () -> resource().start(x, XAResource.TMJOIN));
+    }
+
+    @Test
     void aCommitBeforeThePrepareIsAProtocolErrorThatLeavesTheBranchAsItWas() throws Exception {
         Xid x = xid(2);
         XAResource xa = branch(x, "proto", "kept for later");
@@ -178,7 +194,9 @@ class AdapterXaContractTest {
         assertEquals("two", e.leases().get(0).name());
         assertEquals("two phases", new String(e.payloads().get(0), StandardCharsets.UTF_8));
         assertEquals(0, xa.recover(XAResource.TMSTARTRSCAN).length, "a branch of this run awaiting its commit");
-        assertEquals(1, fx.rm().metrics().getPreparedBranches().length);
+        assertArrayEquals(new String[] {XidKey.of(x) + " prepared at " + fx.time.now()},
+                fx.rm().metrics().getPreparedBranches(), "a branch of this run: no more said");
+        assertEquals(0, fx.rm().metrics().getHeuristicBranches().length);
         xa.commit(x, false);
         assertNull(fx.rm().journalEntry(XidKey.of(x)), "resolved");
         assertEquals(List.of("two phases"), texts());
@@ -253,6 +271,7 @@ class AdapterXaContractTest {
         Xid x = xid(12);
         XAResource xa = branch(x, "heur", "never");
         assertEquals(XAResource.XA_OK, xa.prepare(x));
+        java.time.Instant preparedAt = fx.time.now();
         fx.restart();
         XAResource recovered = resource();
         for (int i = 0; i < 11; i++) {
@@ -261,9 +280,13 @@ class AdapterXaContractTest {
         }
         XAException first = fails(XAException.XA_HEURRB, () -> recovered.commit(x, false));
         assertTrue(first.getMessage().contains("heuristic rollback of recovered branch"), first.getMessage());
+        assertEquals(1, fx.rm().metrics().getHeuristicRollbacks());
         XAException again = fails(XAException.XA_HEURRB, () -> recovered.commit(x, false));
         assertTrue(again.getMessage().contains("already rolled back heuristically"), again.getMessage());
         assertArrayEquals(new Xid[] {x}, recovered.recover(XAResource.TMSTARTRSCAN));
+        assertArrayEquals(new String[] {XidKey.of(x) + " heuristic rollback (prepared at " + preparedAt + ")"},
+                fx.rm().metrics().getHeuristicBranches());
+        assertEquals(0, fx.rm().metrics().getPreparedBranches().length);
         fx.restart();
         XAResource later = resource();
         assertArrayEquals(new Xid[] {x}, later.recover(XAResource.TMSTARTRSCAN), "still reported after a restart");
@@ -381,6 +404,65 @@ class AdapterXaContractTest {
             assertEquals(fx.messages().get(0).timestamp(), c.acquire("slow").floor(),
                     "released with the frame's timestamp as watermark");
         }
+    }
+
+    @Test
+    void aLeaseThatEndedBetweenPrepareAndCommitIsAHeuristicRollbackSaidAsSuch() throws Exception {
+        Xid x = xid(19);
+        XAResource xa = branch(x, "ended", "never");
+        assertEquals(XAResource.XA_OK, xa.prepare(x));
+        fx.context.refuseWork.set(true);
+        fx.time.advance(Duration.ofSeconds(11));
+        XAException e = fails(XAException.XA_HEURRB, () -> xa.commit(x, false));
+        assertTrue(e.getMessage().startsWith("heuristic rollback of ") && e.getMessage().endsWith("; nothing was written")
+                && !e.getMessage().contains("bag store refused"), "decided before any write: " + e.getMessage());
+        assertEquals(PrepareJournal.Type.HEURISTIC_ROLLBACK, fx.rm().journalEntry(XidKey.of(x)).state());
+        assertEquals(0, fx.rm().metrics().getTwoPhaseCommits());
+        assertTrue(fx.messages().isEmpty());
+    }
+
+    @Test
+    void aRecoveredBranchWhoseFrameWasWrittenCommitsOnceAndCountsAsACommit() throws Exception {
+        Xid x = xid(20);
+        XAResource xa = branch(x, "counted", "written before the crash");
+        assertEquals(XAResource.XA_OK, xa.prepare(x));
+        PrepareJournal.Entry entry = fx.rm().journalEntry(XidKey.of(x));
+        fx.mcf.runtime().store().append(new org.leasehold.bag.AppendRequest("ledger", entry.leases(), null,
+                entry.payloads()));
+        fx.restart();
+        XAResource recovered = resource();
+        recovered.commit(x, false);
+        assertEquals(1, fx.rm().metrics().getTwoPhaseCommits());
+        assertNull(fx.rm().journalEntry(XidKey.of(x)));
+        assertEquals(1, fx.messages().size());
+    }
+
+    @Test
+    void preparedBranchesSharingANameInSharedModeAreBothHeldAgainAndCommittedAfterARestart() throws Exception {
+        Xid x = xid(21);
+        Xid y = xid(22);
+        XAResource[] xas = new XAResource[2];
+        Xid[] ids = {x, y};
+        for (int i = 0; i < 2; i++) {
+            LeaseholdManagedConnection mc = (LeaseholdManagedConnection) fx.mcf.createManagedConnection(null, null);
+            xas[i] = mc.getXAResource();
+            xas[i].start(ids[i], XAResource.TMNOFLAGS);
+            LeaseConnection c = (LeaseConnection) mc.getConnection(null, null);
+            c.acquire(org.leasehold.connector.LeaseOptions.of("shared/n").mode(org.leasehold.lease.LeaseMode.SHARED));
+            c.append(("reader " + i).getBytes(StandardCharsets.UTF_8));
+            c.close();
+            xas[i].end(ids[i], XAResource.TMSUCCESS);
+        }
+        assertEquals(XAResource.XA_OK, xas[0].prepare(x));
+        assertEquals(XAResource.XA_OK, xas[1].prepare(y));
+        fx.restart();
+        XAResource recovered = resource();
+        assertEquals(2, fx.mcf.runtime().leases().inspect("shared/n", 10).get(0).holders().size(),
+                "both held again, in the mode they prepared with");
+        recovered.commit(x, false);
+        recovered.commit(y, false);
+        assertEquals(List.of("reader 0", "reader 1"), texts());
+        assertEquals(0, fx.rm().metrics().getHeuristicRollbacks());
     }
 
     @Test

@@ -61,6 +61,32 @@ class AdapterUnitCallsTest {
     }
 
     @Test
+    void oneKeeperRenewsAUnitsLeasesWhileItLivesAndNoneAfter() throws Exception {
+        fx.close();
+        fx = new AdapterFixture("calls", mcf -> { });
+        fx.tm.begin();
+        try (LeaseConnection c = fx.connection()) {
+            c.acquire("keep/1");
+            c.acquire("keep/2");
+            for (int i = 0; i < 3; i++) {
+                fx.time.advance(Duration.ofSeconds(2));
+                fx.context.drain();
+            }
+            assertEquals(1, fx.rm().metrics().getRenewals(), "one renewal of the unit's leases at a third of 10 s");
+            c.append(bytes("kept"));
+        }
+        fx.tm.commit();
+        long renewals = fx.rm().metrics().getRenewals();
+        for (int i = 0; i < 6; i++) {
+            fx.time.advance(Duration.ofSeconds(2));
+            fx.context.drain();
+        }
+        assertEquals(renewals, fx.rm().metrics().getRenewals(), "no renewal after the transaction completed");
+        assertEquals(0, fx.rm().metrics().getRenewalFailures());
+        assertEquals(1, fx.messages().size());
+    }
+
+    @Test
     void anAppendOfNoMessageOrOfANullMessageIsRefusedAndWritesNothing() throws Exception {
         try (LeaseConnection c = fx.connection()) {
             c.acquire("append/edges");

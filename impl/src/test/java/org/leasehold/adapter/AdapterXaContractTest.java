@@ -376,9 +376,10 @@ class AdapterXaContractTest {
             public void commit(Xid xid, boolean onePhase) {
                 super.commit(xid, onePhase);
                 try {
-                    // Our branch has committed; this resource takes InDoubtHoldMillis (10 s) and more to commit.
-                    for (int i = 0; i < 4; i++) {
-                        fx.time.advance(Duration.ofMillis(2_400));
+                    // Our branch has committed; this resource takes InDoubtHoldMillis (20 s, twice MaxLeaseMillis:
+                    // the leases are renewed meanwhile) and more to commit.
+                    for (int i = 0; i < 8; i++) {
+                        fx.time.advance(Duration.ofMillis(2_450));
                         fx.context.drain();
                     }
                     seen.add(free("slow") ? "free" : "busy");
@@ -391,7 +392,7 @@ class AdapterXaContractTest {
             }
         };
         fx.close();
-        fx = new AdapterFixture("xa", mcf -> mcf.setInDoubtHoldMillis(10_000L));
+        fx = new AdapterFixture("xa", mcf -> mcf.setInDoubtHoldMillis(20_000L));
         fx.tm.begin();
         try (LeaseConnection c = fx.connection()) {
             c.acquire("slow");
@@ -399,7 +400,7 @@ class AdapterXaContractTest {
         }
         fx.tm.getTransaction().enlistResource(slow);
         fx.tm.commit();
-        assertEquals(List.of("busy", "free"), seen, "held 9.6 s after our branch's commit, released at 10 s");
+        assertEquals(List.of("busy", "free"), seen, "held 19.6 s after our branch's commit, released at 20 s");
         try (LeaseConnection c = fx.connection()) {
             assertEquals(fx.messages().get(0).timestamp(), c.acquire("slow").floor(),
                     "released with the frame's timestamp as watermark");

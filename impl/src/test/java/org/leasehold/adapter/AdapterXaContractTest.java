@@ -467,6 +467,37 @@ class AdapterXaContractTest {
     }
 
     @Test
+    void everyCallLetsGoOfTheConnectionsLockWhetherItSucceedsOrFails() throws Exception {
+        java.util.concurrent.ExecutorService other = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "other-caller");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            XAResource xa = resource();
+            Xid x = xid(23);
+            Xid unknown = xid(24);
+            List<Executable> calls = List.of(() -> xa.start(x, XAResource.TMNOFLAGS),
+                    () -> xa.end(x, XAResource.TMSUCCESS), () -> xa.prepare(x), () -> xa.commit(unknown, true),
+                    () -> xa.rollback(unknown), () -> xa.forget(unknown), () -> xa.recover(XAResource.TMSTARTRSCAN));
+            for (Executable call : calls) {
+                try {
+                    call.execute();
+                } catch (XAException e) {
+                    assertEquals(XAException.XAER_NOTA, e.errorCode, e.getMessage());
+                } catch (Throwable t) {
+                    throw new AssertionError(t);
+                }
+                // Another thread gets the connection's lock at once: the call above let go of it.
+                assertEquals(0, other.submit(() -> xa.recover(XAResource.TMNOFLAGS)).get(10,
+                        java.util.concurrent.TimeUnit.SECONDS).length);
+            }
+        } finally {
+            other.shutdownNow();
+        }
+    }
+
+    @Test
     void resourcesOfOneResourceManagerAreTheSameRmAndKeepTheirTimeout() throws Exception {
         XAResource a = resource();
         XAResource b = resource();

@@ -166,7 +166,11 @@ class AdapterXaContractTest {
         assertEquals(0, fx.rm().metrics().getTwoPhaseCommits());
         fails(XAException.XAER_NOTA, () -> xa.commit(x, true));
         try (LeaseConnection c = fx.connection()) {
-            assertEquals(written.get(0).timestamp(), c.acquire("one").floor());
+            Lease next = c.acquire("one");
+            assertEquals(written.get(0).timestamp(), next.floor());
+            org.leasehold.lease.Predecessor before = next.grant("one").predecessor();
+            assertEquals(written.get(0).timestamp(), before.watermark());
+            assertEquals("log=ledger", before.metadata(), "the release names the log the watermark is of");
         }
     }
 
@@ -211,7 +215,11 @@ class AdapterXaContractTest {
         Xid active = xid(7);
         XAResource xa = branch(active, "rb/active", "never");
         xa.rollback(active);
-        assertTrue(free("rb/active"));
+        try (LeaseConnection c = fx.connection()) {
+            org.leasehold.lease.Predecessor before = c.acquire("rb/active").grant("rb/active").predecessor();
+            assertNull(before.watermark(), "released without a watermark");
+            assertNull(before.metadata());
+        }
         Xid prepared = xid(8);
         XAResource xb = branch(prepared, "rb/prepared", "never either");
         assertEquals(XAResource.XA_OK, xb.prepare(prepared));

@@ -147,6 +147,24 @@ class PrepareJournalTest {
     }
 
     @Test
+    void theFilesAreReadInTheOrderTheyWereWrittenTwelveAndMore() throws Exception {
+        Path root = AdapterFixture.freshRoot("journal-order");
+        // Each file prepares a branch; the next one commits it (journal.10 comes after journal.9, not after journal.1).
+        for (int n = 1; n <= 12; n++) {
+            try (PrepareJournal j = open(root)) {
+                assertEquals(dir(root).resolve("journal." + n), j.file());
+                if (n > 1) {
+                    j.outcome(xid(n - 1), PrepareJournal.Type.COMMITTED, T0);
+                }
+                j.prepared(xid(n), T0, List.of(), List.of(), null);
+            }
+        }
+        try (PrepareJournal j = open(root)) {
+            assertEquals(List.of(xid(12)), j.unresolved().stream().map(PrepareJournal.Entry::xid).toList());
+        }
+    }
+
+    @Test
     void aTornOrDamagedTailEndsTheFileAndOtherFilesAreIgnored() throws Exception {
         Path root = AdapterFixture.freshRoot("journal-torn");
         try (PrepareJournal j = open(root)) {

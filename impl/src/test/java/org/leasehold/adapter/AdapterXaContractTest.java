@@ -224,6 +224,9 @@ class AdapterXaContractTest {
         XAResource xb = branch(prepared, "rb/prepared", "never either");
         assertEquals(XAResource.XA_OK, xb.prepare(prepared));
         xb.rollback(prepared);
+        fails(XAException.XAER_NOTA, () -> xa.rollback(active));
+        fails(XAException.XAER_NOTA, () -> xb.rollback(prepared));
+        fails(XAException.XAER_NOTA, () -> xb.prepare(prepared));
         assertTrue(free("rb/prepared"));
         assertNull(fx.rm().journalEntry(XidKey.of(prepared)), "resolved in the journal");
         assertEquals(2, fx.rm().metrics().getRollbacks());

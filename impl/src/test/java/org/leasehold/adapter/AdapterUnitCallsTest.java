@@ -49,9 +49,10 @@ class AdapterUnitCallsTest {
         try (LeaseConnection c = fx.connection()) {
             Lease asked = c.acquire(LeaseOptions.of("time/tx").leaseFor(Duration.ofMillis(3_000)));
             assertEquals(fx.time.now().plusMillis(3_000), asked.deadline());
-            // Kept alive for the time asked: renewed before it ends, not only once MaxLeaseMillis has passed.
+            // Kept alive for the time asked: renewed half-way, for the time asked again (not MaxLeaseMillis).
             fx.time.advance(Duration.ofMillis(1_500));
             fx.context.drain();
+            assertEquals(fx.time.now().plusMillis(3_000), c.leases().get(0).deadline());
             fx.time.advance(Duration.ofMillis(1_500));
             fx.context.drain();
             c.append(bytes("still held after 3 s"));
@@ -84,6 +85,32 @@ class AdapterUnitCallsTest {
         assertEquals(renewals, fx.rm().metrics().getRenewals(), "no renewal after the transaction completed");
         assertEquals(0, fx.rm().metrics().getRenewalFailures());
         assertEquals(1, fx.messages().size());
+    }
+
+    @Test
+    void acquiresAreCountedAndAUnitThatLostALeaseTakesNoMore() throws Exception {
+        try (LeaseConnection holder = fx.connection()) {
+            holder.acquire("count/busy");
+            try (LeaseConnection c = fx.connection()) {
+                assertThrows(org.leasehold.lease.LeaseBusyException.class,
+                        () -> c.acquire(LeaseOptions.of("count/busy").waitFor(Duration.ZERO)));
+            }
+        }
+        assertEquals(1, fx.rm().metrics().getAcquires());
+        assertEquals(1, fx.rm().metrics().getAcquireFailures());
+        fx.tm.begin();
+        try (LeaseConnection c = fx.connection()) {
+            c.acquire("count/lost");
+            fx.context.refuseWork.set(true);
+            fx.time.advance(Duration.ofSeconds(11));
+            fx.context.drain();
+            fx.context.refuseWork.set(false);
+            org.leasehold.lease.LeaseLostException lost = assertThrows(org.leasehold.lease.LeaseLostException.class,
+                    () -> c.acquire("count/next"));
+            assertTrue(lost.getMessage().contains("lost a lease"), lost.getMessage());
+        }
+        fx.tm.rollback();
+        assertEquals(2, fx.rm().metrics().getAcquires(), "the refused acquire took nothing");
     }
 
     @Test

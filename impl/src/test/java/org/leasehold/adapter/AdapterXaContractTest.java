@@ -120,11 +120,16 @@ class AdapterXaContractTest {
         xa.end(x, XAResource.TMSUCCESS);
         XAException dup = fails(XAException.XAER_DUPID, () -> resource().start(x, XAResource.TMNOFLAGS));
         assertTrue(dup.getMessage().contains("already known"), dup.getMessage());
-        XAResource joined = resource();
+        LeaseholdManagedConnection mc = (LeaseholdManagedConnection) fx.mcf.createManagedConnection(null, null);
+        XAResource joined = mc.getXAResource();
         joined.start(x, XAResource.TMJOIN);
+        LeaseConnection c = (LeaseConnection) mc.getConnection(null, null);
+        c.acquire("joined");
+        c.close();
         joined.end(x, XAResource.TMFAIL);
         XAException vote = fails(XAException.XA_RBROLLBACK, () -> xa.prepare(x));
         assertTrue(vote.getMessage().contains("TMFAIL"), vote.getMessage());
+        assertTrue(free("joined"), "the vote released the branch's lease");
         fails(XAException.XAER_NOTA, () -> resource().start(x, XAResource.TMJOIN));
     }
 
@@ -429,6 +434,8 @@ class AdapterXaContractTest {
         XAException e = fails(XAException.XA_HEURRB, () -> xa.commit(x, false));
         assertTrue(e.getMessage().startsWith("heuristic rollback of ") && e.getMessage().endsWith("; nothing was written")
                 && !e.getMessage().contains("bag store refused"), "decided before any write: " + e.getMessage());
+        assertTrue(e.getMessage().contains("renewals in a row failed"), "with the reason the lease was lost: "
+                + e.getMessage());
         assertEquals(PrepareJournal.Type.HEURISTIC_ROLLBACK, fx.rm().journalEntry(XidKey.of(x)).state());
         assertEquals(0, fx.rm().metrics().getTwoPhaseCommits());
         assertTrue(fx.messages().isEmpty());

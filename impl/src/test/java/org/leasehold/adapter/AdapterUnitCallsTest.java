@@ -84,6 +84,7 @@ class AdapterUnitCallsTest {
         }
         assertEquals(renewals, fx.rm().metrics().getRenewals(), "no renewal after the transaction completed");
         assertEquals(0, fx.rm().metrics().getRenewalFailures());
+        assertEquals(0, fx.rm().metrics().getLeasesLost(), "no keeper left to find the released leases gone");
         assertEquals(1, fx.messages().size());
     }
 

@@ -130,5 +130,23 @@ class AdapterUnitCallsTest {
         }
         assertEquals(List.of(0), fx.messages().stream().map(m -> m.payload().length).toList(),
                 "only the empty message, which is one");
+        assertEquals(1, fx.rm().metrics().getMessagesWritten());
+    }
+
+    @Test
+    void aLocalTransactionsRollbackReleasesItsLeasesAtOnce() throws Exception {
+        LeaseholdManagedConnection mc = (LeaseholdManagedConnection) fx.mcf.createManagedConnection(null, null);
+        LeaseConnection c = (LeaseConnection) mc.getConnection(null, null);
+        mc.getLocalTransaction().begin();
+        c.acquire("local/undo");
+        c.append(bytes("never"));
+        mc.getLocalTransaction().rollback();
+        try (LeaseConnection other = fx.connection()) {
+            assertEquals(fx.time.now(), other.acquire(LeaseOptions.of("local/undo").waitFor(Duration.ZERO)).grantedAt(),
+                    "free at once, not when the lease runs out");
+        }
+        c.close();
+        mc.destroy();
+        assertTrue(fx.messages().isEmpty());
     }
 }

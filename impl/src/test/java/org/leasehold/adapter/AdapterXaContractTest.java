@@ -517,6 +517,41 @@ class AdapterXaContractTest {
     }
 
     @Test
+    void aBranchWhoseTentativeLeaseAnOlderBranchBrokeVotesRollbackWithTheReason() throws Exception {
+        Xid older = xid(25);
+        Xid younger = xid(26);
+        LeaseholdManagedConnection mo = (LeaseholdManagedConnection) fx.mcf.createManagedConnection(null, null);
+        XAResource xo = mo.getXAResource();
+        xo.start(older, XAResource.TMNOFLAGS);
+        LeaseConnection co = (LeaseConnection) mo.getConnection(null, null);
+        co.acquire("wound/a");
+        fx.time.advance(Duration.ofMillis(10));
+        LeaseholdManagedConnection my = (LeaseholdManagedConnection) fx.mcf.createManagedConnection(null, null);
+        XAResource xy = my.getXAResource();
+        xy.start(younger, XAResource.TMNOFLAGS);
+        LeaseConnection cy = (LeaseConnection) my.getConnection(null, null);
+        cy.acquire("wound/c");
+        cy.acquire("wound/b");
+        cy.append("younger".getBytes(StandardCharsets.UTF_8));
+        cy.close();
+        xy.end(younger, XAResource.TMSUCCESS);
+        co.acquire("wound/b"); // the older branch's second lease breaks the younger one's tentative lease
+        co.append("older".getBytes(StandardCharsets.UTF_8));
+        co.close();
+        xo.end(older, XAResource.TMSUCCESS);
+        XAException vote = fails(XAException.XA_RBROLLBACK, () -> xy.prepare(younger));
+        assertTrue(vote.getMessage().contains("votes rollback: a tentative lease was broken by an older transaction"),
+                vote.getMessage());
+        assertEquals(1, fx.rm().metrics().getRollbacks());
+        assertNull(fx.rm().journalEntry(XidKey.of(younger)), "a vote to roll back is not journaled");
+        fails(XAException.XAER_NOTA, () -> xy.rollback(younger));
+        assertTrue(free("wound/c"), "the vote released the younger branch's other lease");
+        xo.commit(older, true);
+        assertEquals(List.of("older"), texts());
+        assertEquals(1, fx.rm().metrics().getMessagesWritten());
+    }
+
+    @Test
     void resourcesOfOneResourceManagerAreTheSameRmAndKeepTheirTimeout() throws Exception {
         XAResource a = resource();
         XAResource b = resource();

@@ -552,6 +552,59 @@ class AdapterXaContractTest {
     }
 
     @Test
+    void aTransactionWhoseTentativeLeaseWasBrokenRollsBackBeforeItsTwoPhasesSayingWhy() throws Exception {
+        fx.tm.begin();
+        jakarta.transaction.Transaction older = fx.tm.getTransaction();
+        try (LeaseConnection c = fx.connection()) {
+            c.acquire("before/a");
+        }
+        fx.tm.suspend();
+        fx.time.advance(Duration.ofMillis(10));
+        fx.tm.begin();
+        jakarta.transaction.Transaction younger = fx.tm.getTransaction();
+        try (LeaseConnection c = fx.connection()) {
+            c.acquire("before/c");
+            c.acquire("before/b");
+            c.append("younger".getBytes(StandardCharsets.UTF_8));
+        }
+        fx.tm.suspend();
+        fx.tm.resume(older);
+        try (LeaseConnection c = fx.connection()) {
+            c.acquire("before/b");
+        }
+        fx.tm.commit();
+        List<String> logged = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Logger jul = java.util.logging.Logger.getLogger(ResourceManager.class.getName());
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                logged.add(r.getMessage() + " " + java.util.Arrays.toString(r.getParameters()));
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        jul.addHandler(capture);
+        try {
+            fx.tm.resume(younger);
+            assertThrows(jakarta.transaction.RollbackException.class, () -> fx.tm.commit());
+        } finally {
+            jul.removeHandler(capture);
+        }
+        List<String> before = logged.stream().filter(m -> m.startsWith("LEASEHOLD-4208")).toList();
+        assertEquals(1, before.size(), "told before the two phases: " + logged);
+        assertTrue(before.get(0).contains("broken by an older transaction"), before.get(0));
+        assertEquals(0, logged.stream().filter(m -> m.startsWith("LEASEHOLD-4216")).count(),
+                "no vote at prepare: the transaction rolled back before it: " + logged);
+        assertTrue(fx.messages().isEmpty());
+    }
+
+    @Test
     void resourcesOfOneResourceManagerAreTheSameRmAndKeepTheirTimeout() throws Exception {
         XAResource a = resource();
         XAResource b = resource();

@@ -28,7 +28,10 @@ CLASSES[store]='org.leasehold.store.WriteRule*,org.leasehold.store.Appender*,org
 TESTS[store]='org.leasehold.store.WriteRule*,org.leasehold.store.ViewSnapshotFileTest,org.leasehold.store.TextFormatsTest,org.leasehold.store.AppenderEdgesTest,org.leasehold.store.SealedLockTest,org.leasehold.store.FileCursorEdgesTest,org.leasehold.store.DiskFullTest,org.leasehold.store.SealerTest,org.leasehold.store.SegmentFileTest,org.leasehold.store.FrameStructureTest,org.leasehold.store.SealingTest,org.leasehold.store.AppendReadTest,org.leasehold.store.FormatTest,org.leasehold.store.StoreReaderTest,org.leasehold.store.BadInputTest,org.leasehold.store.WriterExclusionTest,org.leasehold.store.StorePartsTest,org.leasehold.store.SegmentsTest,org.leasehold.store.DamagedReadTest,org.leasehold.store.RetentionTest'
 MODULE[adapter]=impl
 CLASSES[adapter]='org.leasehold.adapter.XaBranches*,org.leasehold.adapter.Completion*,org.leasehold.adapter.Recovery*,org.leasehold.adapter.Settlement*,org.leasehold.adapter.PrepareJournal*,org.leasehold.adapter.UnitCalls*,org.leasehold.adapter.Units*,org.leasehold.adapter.WriteReadiness*,org.leasehold.adapter.LeaseholdXAResource*'
-TESTS[adapter]='org.leasehold.adapter.*'
+# The adapter's tests of the XA contract, the prepare journal, transactions, unit calls, misuse, sessions and
+# ownership (the views', signing's, flight recorder's and configuration's tests take seconds each and drive no XA or
+# recovery path the others do not).
+TESTS[adapter]='org.leasehold.adapter.AdapterXaContractTest,org.leasehold.adapter.PrepareJournalTest,org.leasehold.adapter.AdapterUnitCallsTest,org.leasehold.adapter.AdapterTransactionTest,org.leasehold.adapter.AdapterMisuseTest,org.leasehold.adapter.AdapterSessionEventsTest,org.leasehold.adapter.EmbeddedClockStepTest,org.leasehold.adapter.EmbeddedOwnershipTest,org.leasehold.adapter.AdapterBackendHealthTest,org.leasehold.adapter.AdapterHealthTest'
 MODULE[server]=server
 CLASSES[server]='org.leasehold.server.RequestChecks*,org.leasehold.server.LeaseAccess*,org.leasehold.server.AccessControl*,org.leasehold.server.Credentials*,org.leasehold.server.CallGate*'
 # The server's in-process tests of its checks and decoding (not the restarts, TLS, or the long contract runs:

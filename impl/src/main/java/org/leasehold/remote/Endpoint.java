@@ -367,9 +367,9 @@ final class Endpoint implements AutoCloseable {
                 return new LeaseServiceUnavailableException(null, what + " is unreachable or did not answer in time ("
                         + status.getCode() + ": " + status.getDescription() + "); nothing was changed by this call "
                         + "unless it reached the server: retry, and check that the server runs and the network reaches it"
-                        + (config.trustCertificates() == null && String.valueOf(status.getDescription()).contains(
-                                "Network closed") ? " (a server that expects TLS closes plain-text connections like this: "
-                                + "then set tlsTrustFile)" : ""), status.asRuntimeException());
+                        + (config.trustCertificates() == null && closedOnPlainText(status) ? " (a server that "
+                                + "expects TLS closes plain-text connections like this: then set tlsTrustFile)" : ""),
+                        status.asRuntimeException());
             }
             case UNAUTHENTICATED -> {
                 return new LeasePermissionDeniedException(null, null, null, what + " did not authenticate this client: "
@@ -388,6 +388,29 @@ final class Endpoint implements AutoCloseable {
                         status.asRuntimeException());
             }
         }
+    }
+
+    /**
+     * True if the server took the connection and then ended it, as a TLS server ends a plain-text connection: gRPC
+     * words it "Network closed for unknown reason", or "io exception" over a reset or closed connection, depending on
+     * which side notices first. A server that is not there refuses the connection (or the name does not resolve), and
+     * a call that timed out is not this either.
+     */
+    private static boolean closedOnPlainText(Status status) {
+        if (status.getCode() != Status.Code.UNAVAILABLE) {
+            return false;
+        }
+        if (String.valueOf(status.getDescription()).contains("Network closed")) {
+            return true;
+        }
+        for (Throwable t = status.getCause(); t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof java.net.ConnectException || t instanceof java.net.UnknownHostException
+                    || t instanceof java.nio.channels.UnresolvedAddressException
+                    || String.valueOf(t.getMessage()).contains("refused")) {
+                return false;
+            }
+        }
+        return status.getCause() != null;
     }
 
     /**

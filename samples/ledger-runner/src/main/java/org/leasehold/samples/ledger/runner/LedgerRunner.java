@@ -191,8 +191,20 @@ public final class LedgerRunner implements Callable<Integer> {
             }
             HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
             String base = server.baseUri() + "/ledger/api/ledger";
-            built = Instant.parse(json.readTree(post(http, base + "/view/build")).path("snapshotBoundary").asText());
-            logged = json.readTree(get(http, base + "/check")).path("messages").asLong();
+            // A snapshot folds the buckets that can be sealed: those older than the grace and the clock error. Right
+            // after a short run none of the transfers may be in them yet; build again until the snapshot holds some.
+            long buildUntil = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            JsonNode after;
+            while (true) {
+                built = Instant.parse(json.readTree(post(http, base + "/view/build")).path("snapshotBoundary").asText());
+                after = json.readTree(get(http, base + "/check"));
+                if (after.path("viewTailMessages").asLong() < after.path("messages").asLong()
+                        || System.nanoTime() > buildUntil) {
+                    break;
+                }
+                Thread.sleep(500);
+            }
+            logged = after.path("messages").asLong();
             out.printf("Published a snapshot of the balances view at %s; stopping the server%n", built);
         }
         try (PayaraMicro server = PayaraMicro.start(sampleDir, run, freePort(), startupTimeout, options, out)) {

@@ -29,7 +29,12 @@ public class InvalidLeaseRequestException extends LeaseException {
         /** A request on a lease server's session reuses the id of a request of that session still open. */
         DUPLICATE_REQUEST_ID,
         /** The operation needs a full lease (one that may be written under), and the lease is tentative. */
-        NOT_FULL
+        NOT_FULL,
+        /**
+         * The holder's process or owner, or the request's principal, is longer than a lease's witness holds (1,024
+         * bytes of UTF-8 each).
+         */
+        IDENTITY_TOO_LONG
     }
 
     private final Reason reason;

@@ -32,9 +32,14 @@ import java.util.Objects;
  *                  taken part by part and is never an only lease. Say true only when the holder holds nothing and
  *                  has no other request under way (a holder's second request while its first is still undecided
  *                  could otherwise hold an only lease and wait beside it)
+ * @param principal the authenticated principal the lease is taken for, or null where none is known (default). The
+ *                  service names it in the lease's signed witnesses (FORMAT.md, "Witness"), and in those of its
+ *                  renewals and upgrade. A client does not send it: the lease server sets it from the caller's
+ *                  credentials (bearer token or client certificate), whatever the request said. An application
+ *                  that runs the engine embedded may set it with {@link #withPrincipal}
  */
 public record LeaseRequest(HolderId holder, List<String> names, LeaseMode mode, LeaseKind kind, Instant deadline,
-        Duration leaseTime, Duration maxWait, Instant startedAt, boolean onlyLease) {
+        Duration leaseTime, Duration maxWait, Instant startedAt, boolean onlyLease, String principal) {
 
     public LeaseRequest {
         Objects.requireNonNull(holder, "LeaseRequest.holder");
@@ -46,16 +51,31 @@ public record LeaseRequest(HolderId holder, List<String> names, LeaseMode mode, 
         maxWait = maxWait == null ? Duration.ZERO : maxWait;
     }
 
-    /** A request that is not its holder's only lease (wound-wait applies to it as to every other). */
+    /** A request with no principal. */
+    public LeaseRequest(HolderId holder, List<String> names, LeaseMode mode, LeaseKind kind, Instant deadline,
+            Duration leaseTime, Duration maxWait, Instant startedAt, boolean onlyLease) {
+        this(holder, names, mode, kind, deadline, leaseTime, maxWait, startedAt, onlyLease, null);
+    }
+
+    /**
+     * A request that is not its holder's only lease (wound-wait applies to it as to every other), with no principal.
+     */
     public LeaseRequest(HolderId holder, List<String> names, LeaseMode mode, LeaseKind kind, Instant deadline,
             Duration leaseTime, Duration maxWait, Instant startedAt) {
-        this(holder, names, mode, kind, deadline, leaseTime, maxWait, startedAt, false);
+        this(holder, names, mode, kind, deadline, leaseTime, maxWait, startedAt, false, null);
     }
 
     /** This request with {@code onlyLease} set to {@code only}. */
     public LeaseRequest withOnlyLease(boolean only) {
         return only == onlyLease ? this
-                : new LeaseRequest(holder, names, mode, kind, deadline, leaseTime, maxWait, startedAt, only);
+                : new LeaseRequest(holder, names, mode, kind, deadline, leaseTime, maxWait, startedAt, only, principal);
+    }
+
+    /** This request taken for {@code principal} (null: none known). */
+    public LeaseRequest withPrincipal(String principal) {
+        return Objects.equals(principal, this.principal) ? this
+                : new LeaseRequest(holder, names, mode, kind, deadline, leaseTime, maxWait, startedAt, onlyLease,
+                        principal);
     }
 
     /** Starts a request by {@code holder} for {@code names}. */

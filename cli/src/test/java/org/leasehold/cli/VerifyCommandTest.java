@@ -209,6 +209,37 @@ class VerifyCommandTest {
     }
 
     @Test
+    void twoWitnessesOfOneGrantThatNameDifferentPrincipalsConflict() throws Exception {
+        try (AuditedStore s = new AuditedStore("verify-principal")) {
+            Lease a = s.acquire("node-a", LEASE, "orders/1");
+            Witness w = s.witness(a, a.grants().get(0));
+            List<LeaseStamp> billing = List.of(AuditedStore.withWitness(LeaseStamp.of(a).get(0),
+                    AuditedStore.sign(s.signer, withPrincipal(w, "billing"), s.now()).encode()));
+            s.advance(Duration.ofMillis(100));
+            s.append(billing, "b1");
+            assertEquals(0, s.verify().code(), "one principal throughout is clean");
+            // The same grant (correlation id) named with another principal: a signed statement that contradicts the
+            // first, which a service never makes (renewals and upgrades keep the grant's principal).
+            s.advance(Duration.ofMillis(100));
+            Appended hit = s.append(List.of(AuditedStore.withWitness(LeaseStamp.of(a).get(0),
+                    AuditedStore.sign(s.signer, withPrincipal(w, "mallory"), s.now()).encode())), "m1");
+            CliRun r = s.verify("--json");
+            assertEquals(VerifyCommand.ERRORS, r.code(), r.toString());
+            assertEquals(Set.of("CONFLICTING_WITNESSES"), kinds(r), r.toString());
+            JsonNode f = at(r, s, "CONFLICTING_WITNESSES", hit);
+            assertTrue(f.get("message").asText().contains("for principal 'billing'")
+                    && f.get("message").asText().contains("for principal 'mallory'"), f.toString());
+        }
+    }
+
+    private static Witness withPrincipal(Witness w, String principal) {
+        return new Witness(w.event(), w.serviceId(), w.keyId(), w.name(), w.generation(), w.mode(), w.kind(),
+                w.floor(), w.writableFrom(), w.deadline(), w.grantedAt(), w.signedTime(), w.radius(),
+                w.correlationId(), w.predecessorId(), w.predecessorEnding(), w.predecessorEndedAt(),
+                w.predecessorWatermark(), w.predecessorWatermarkSignedAt(), w.holder(), principal);
+    }
+
+    @Test
     void aMessageOutsideItsLeaseIsCaught() throws Exception {
         try (AuditedStore s = new AuditedStore("verify-outside")) {
             Lease a = s.acquire("node-a", Duration.ofSeconds(5), "orders/1");

@@ -69,6 +69,17 @@ public final class KeyFiles {
         return n == 0 ? next() : read(dir.resolve("key." + n + ".pem"));
     }
 
+    /** The key files, lowest-numbered first (the current key's is the last). */
+    public List<Path> files() throws IOException {
+        List<Integer> numbers = numbers();
+        numbers.sort(null);
+        List<Path> out = new ArrayList<>(numbers.size());
+        for (int n : numbers) {
+            out.add(dir.resolve("key." + n + ".pem"));
+        }
+        return out;
+    }
+
     /** The key {@code key.<n>.pem}, for instance a rotated-out one. */
     public SigningKey numbered(int n) throws IOException, AuditFormatException {
         return read(dir.resolve("key." + n + ".pem"));

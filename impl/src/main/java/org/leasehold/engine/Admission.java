@@ -1,10 +1,12 @@
 package org.leasehold.engine;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
+import org.leasehold.audit.Witness;
 import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.InvalidLeaseRequestException.Reason;
 import org.leasehold.lease.LeaseBusyException;
@@ -57,6 +59,9 @@ final class Admission {
             throw new InvalidLeaseRequestException(Reason.NULL_ARGUMENT, "the lease request is null");
         }
         String[] names = LeaseNames.canonical(request.names(), maxNamesPerRequest);
+        checkIdentity(request.holder().process(), "the holder's process");
+        checkIdentity(request.holder().owner(), "the holder's owner");
+        checkIdentity(request.principal(), "the principal");
         LeaseMode mode = request.mode();
         if (mode.type() == LeaseMode.Type.SEMAPHORE && mode.permits() < 1) {
             throw new InvalidLeaseRequestException(Reason.INVALID_PERMITS, "a semaphore needs at least 1 permit; "
@@ -78,7 +83,24 @@ final class Admission {
             leaseTime = Math.min(maxLease, Micros.of(request.leaseTime()));
         }
         return new Waiter(request.holder(), names, stripes.of(names), mode, request.kind(), request.startedAt(),
-                requestedDeadline, leaseTime, Micros.of(request.maxWait()), request.onlyLease());
+                requestedDeadline, leaseTime, Micros.of(request.maxWait()), request.onlyLease(), request.principal());
+    }
+
+    /**
+     * True if {@code s} (null: none) fits a text field of a lease's witness: at most {@link Witness#MAX_TEXT} bytes of
+     * UTF-8. Checked for every request, signing or not, so that what a service accepts does not depend on its keys.
+     */
+    static boolean fitsWitness(String s) {
+        return s == null || s.length() <= Witness.MAX_TEXT / 3
+                || s.getBytes(StandardCharsets.UTF_8).length <= Witness.MAX_TEXT;
+    }
+
+    private static void checkIdentity(String s, String what) throws InvalidLeaseRequestException {
+        if (!fitsWitness(s)) {
+            throw new InvalidLeaseRequestException(Reason.IDENTITY_TOO_LONG, what + " is "
+                    + s.getBytes(StandardCharsets.UTF_8).length + " bytes of UTF-8; a lease's witness holds at most "
+                    + Witness.MAX_TEXT + ": use a shorter one (nothing was granted)");
+        }
     }
 
     /** Sets the request's times from the service time {@code now}, read under its shards' locks. */

@@ -164,7 +164,7 @@ public final class EmbeddedLeaseService implements LeaseService {
         this.timers = new Timers(time, stripes, gate, maxLease, this::dispatch);
         this.queues = new WaitQueues(time, stripes, gate, admission, woundWait, fencing, timers,
                 config.maxWaitersPerName(), this::releaseQuietly,
-                l -> witnesses.stamp(l, WitnessEvent.GRANT, Micros.of(l.grantedAt())));
+                (l, principal) -> witnesses.stamp(l, principal, WitnessEvent.GRANT, Micros.of(l.grantedAt())));
         this.holders = new Holders(time, stripes, serviceId);
         this.inDoubt = new InDoubt(time, stripes, gate, fencing, holders, maxLease, serviceId);
         this.sweep = new Sweep(time, stripes, fencing, gate, Micros.of(config.idleRetention()));
@@ -226,7 +226,8 @@ public final class EmbeddedLeaseService implements LeaseService {
      * @throws IllegalArgumentException     the lease is tentative
      */
     public Lease reinstate(Lease earlier) throws LeaseException {
-        return witnesses.stamp(inDoubt.reinstate(earlier), WitnessEvent.REINSTATEMENT, time.nowMicros());
+        // The earlier grant's principal is not kept (the prepare journal holds none): the witness names none.
+        return witnesses.stamp(inDoubt.reinstate(earlier), null, WitnessEvent.REINSTATEMENT, time.nowMicros());
     }
 
     /** The signer of this engine's witnesses and time answers, or null if it signs none. */
@@ -279,12 +280,12 @@ public final class EmbeddedLeaseService implements LeaseService {
         LeaseRequest r = anotherLease(request);
         Lease fast = tryUncontended(r);
         if (fast != null) {
-            return granted(fast);
+            return granted(fast, r.principal());
         }
         Waiter w = admission.request(r, stripes);
         Lease granted = attempt(w);
         if (granted != null) {
-            return granted(granted);
+            return granted(granted, w.principal);
         }
         try {
             return w.future.get();
@@ -305,12 +306,12 @@ public final class EmbeddedLeaseService implements LeaseService {
             LeaseRequest r = anotherLease(request);
             Lease fast = tryUncontended(r);
             if (fast != null) {
-                return CompletableFuture.completedFuture(granted(fast));
+                return CompletableFuture.completedFuture(granted(fast, r.principal()));
             }
             w = admission.request(r, stripes);
             Lease granted = attempt(w);
             if (granted != null) {
-                return CompletableFuture.completedFuture(granted(granted));
+                return CompletableFuture.completedFuture(granted(granted, w.principal));
             }
         } catch (LeaseException e) {
             return CompletableFuture.failedFuture(e);
@@ -335,8 +336,8 @@ public final class EmbeddedLeaseService implements LeaseService {
     }
 
     /** A new lease with its witnesses (with no lock held). */
-    private Lease granted(Lease lease) {
-        return witnesses.stamp(lease, WitnessEvent.GRANT, Micros.of(lease.grantedAt()));
+    private Lease granted(Lease lease, String principal) {
+        return witnesses.stamp(lease, principal, WitnessEvent.GRANT, Micros.of(lease.grantedAt()));
     }
 
     private static LeaseException unwrap(Throwable cause) {
@@ -356,7 +357,9 @@ public final class EmbeddedLeaseService implements LeaseService {
     private Lease tryUncontended(LeaseRequest r) throws InvalidLeaseRequestException {
         if (r == null || r.names().size() != 1 || r.mode().type() == LeaseMode.Type.SEMAPHORE
                 || r.maxWait().isNegative() || (r.deadline() == null && r.leaseTime() != null
-                        && (r.leaseTime().isNegative() || r.leaseTime().isZero()))) {
+                        && (r.leaseTime().isNegative() || r.leaseTime().isZero()))
+                || !Admission.fitsWitness(r.holder().process()) || !Admission.fitsWitness(r.holder().owner())
+                || !Admission.fitsWitness(r.principal())) {
             return null;
         }
         String name = r.names().get(0);
@@ -384,7 +387,8 @@ public final class EmbeddedLeaseService implements LeaseService {
                 return null;
             }
             long age = r.startedAt() != null ? Micros.of(r.startedAt()) : now;
-            Holding h = new Holding(r.holder(), r.mode(), r.kind(), age, now, deadline, st.floor, new String[] {name});
+            Holding h = new Holding(r.holder(), r.mode(), r.kind(), age, now, deadline, st.floor, new String[] {name},
+                    r.principal());
             h.only = r.onlyLease();
             Instant grantedAt = Micros.toInstant(now);
             Lease lease = new Lease(r.holder(), r.mode(), r.kind(), grantedAt, Micros.toInstant(deadline),
@@ -455,12 +459,14 @@ public final class EmbeddedLeaseService implements LeaseService {
         int[] ls = stripes.of(lease);
         Lease up;
         long now;
+        String principal;
         stripes.lockAll(ls);
         try {
             now = time.nowMicros();
             gate.ensureOpen();
             gate.ensureUnfenced(now);
             Holding h = holders.find(lease, now);
+            principal = h.principal;
             if (h.kind == LeaseKind.FULL && deadline == null) {
                 up = h.lease;
             } else {
@@ -474,7 +480,7 @@ public final class EmbeddedLeaseService implements LeaseService {
         } finally {
             stripes.unlockAll(ls);
         }
-        return witnesses.stamp(up, WitnessEvent.UPGRADE, now);
+        return witnesses.stamp(up, principal, WitnessEvent.UPGRADE, now);
     }
 
     @Override
@@ -486,12 +492,14 @@ public final class EmbeddedLeaseService implements LeaseService {
         int[] ls = stripes.of(lease);
         Lease renewed;
         long now;
+        String principal;
         stripes.lockAll(ls);
         try {
             now = time.nowMicros();
             gate.ensureOpen();
             gate.ensureUnfenced(now);
             Holding h = holders.find(lease, now);
+            principal = h.principal;
             long newDeadline = timers.newDeadline(h, deadline, now);
             h.deadline = newDeadline;
             if (metadata != null) {
@@ -507,12 +515,13 @@ public final class EmbeddedLeaseService implements LeaseService {
         } finally {
             stripes.unlockAll(ls);
         }
-        return witnesses.stamp(renewed, WitnessEvent.RENEWAL, now);
+        return witnesses.stamp(renewed, principal, WitnessEvent.RENEWAL, now);
     }
 
     @Override
     public Lease holdInDoubt(Lease lease, Instant until) throws LeaseException {
-        return witnesses.stamp(inDoubt.hold(lease, until), WitnessEvent.RENEWAL, time.nowMicros());
+        InDoubt.Held held = inDoubt.hold(lease, until);
+        return witnesses.stamp(held.lease(), held.principal(), WitnessEvent.RENEWAL, time.nowMicros());
     }
 
     @Override

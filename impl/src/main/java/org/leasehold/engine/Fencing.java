@@ -70,7 +70,7 @@ final class Fencing {
         for (NameState st : states) {
             floor = Math.max(floor, st.floor);
         }
-        Holding h = new Holding(w.holder, w.mode, w.kind, w.age, now, deadline, floor, w.names);
+        Holding h = new Holding(w.holder, w.mode, w.kind, w.age, now, deadline, floor, w.names, w.principal);
         h.only = w.only;
         Instant grantedAt = Micros.toInstant(now);
         LeaseGrant[] grants = new LeaseGrant[states.length];

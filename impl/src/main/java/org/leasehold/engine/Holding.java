@@ -58,10 +58,13 @@ final class Holding {
      * break it. Cleared, never set again, when the holder asks for another lease ({@link Fencing#anotherLease}).
      */
     volatile boolean only;
+    /** The authenticated principal it was granted to, named in its witnesses, or null where none is known. */
+    final String principal;
 
     Holding(HolderId holder, LeaseMode mode, LeaseKind kind, long age, long grantedAt, long deadline, long floor,
-            String[] names) {
+            String[] names, String principal) {
         this.holder = holder;
+        this.principal = principal;
         this.mode = mode;
         this.kind = kind;
         this.age = age;

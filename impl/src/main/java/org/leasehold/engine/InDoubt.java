@@ -45,7 +45,11 @@ final class InDoubt {
     }
 
     /** See {@link EmbeddedLeaseService#holdInDoubt}. */
-    Lease hold(Lease lease, Instant until) throws LeaseException {
+    /** A lease held in doubt as it now stands, and the principal it was granted to (null where none is known). */
+    record Held(Lease lease, String principal) {
+    }
+
+    Held hold(Lease lease, Instant until) throws LeaseException {
         if (until == null) {
             throw new InvalidLeaseRequestException(Reason.NULL_ARGUMENT, "holding a lease in doubt needs an end");
         }
@@ -70,7 +74,7 @@ final class InDoubt {
             if (!scheduled) {
                 scheduleKeep(h, ls);
             }
-            return h.lease;
+            return new Held(h.lease, h.principal);
         } finally {
             stripes.unlockAll(ls);
         }
@@ -144,7 +148,7 @@ final class InDoubt {
             }
             long deadline = Micros.plus(now, maxLease);
             Holding h = new Holding(earlier.holder(), earlier.mode(), LeaseKind.FULL, Micros.of(earlier.grantedAt()), now,
-                    deadline, floor, names);
+                    deadline, floor, names, null);
             for (int i = 0; i < names.length; i++) {
                 NameState st = states[i];
                 LeaseGrant g = grants.get(i);

@@ -7,8 +7,8 @@ import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
-import java.util.function.UnaryOperator;
 
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseBusyException;
@@ -35,12 +35,12 @@ final class WaitQueues {
     private final Timers timers;
     private final int maxWaitersPerName;
     private final Consumer<Lease> discard;
-    /** Gives a granted lease its witnesses before a waiter gets it. */
-    private final UnaryOperator<Lease> stamp;
+    /** Gives a granted lease its witnesses (naming the request's principal) before a waiter gets it. */
+    private final BiFunction<Lease, String, Lease> stamp;
 
     /** {@code discard} releases a grant nobody will take (its request was cancelled meanwhile). */
     WaitQueues(TimeSource time, Stripes stripes, Gate gate, Admission admission, WoundWait woundWait, Fencing fencing,
-            Timers timers, int maxWaitersPerName, Consumer<Lease> discard, UnaryOperator<Lease> stamp) {
+            Timers timers, int maxWaitersPerName, Consumer<Lease> discard, BiFunction<Lease, String, Lease> stamp) {
         this.time = time;
         this.stripes = stripes;
         this.gate = gate;
@@ -145,7 +145,7 @@ final class WaitQueues {
             stripes.unlockAll(w.shards);
         }
         if (granted != null) {
-            if (!w.future.complete(stamp.apply(granted))) {
+            if (!w.future.complete(stamp.apply(granted, w.principal))) {
                 discard.accept(granted);
             }
         } else if (failure != null) {
@@ -188,7 +188,7 @@ final class WaitQueues {
                 return;
             }
             if (o.lease != null) {
-                if (!head.future.complete(stamp.apply(o.lease))) {
+                if (!head.future.complete(stamp.apply(o.lease, head.principal))) {
                     discard.accept(o.lease);
                 }
             } else if (o.error != null) {

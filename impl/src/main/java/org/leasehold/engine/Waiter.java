@@ -40,6 +40,8 @@ final class Waiter {
     final long maxWait;
     /** Its holder holds no other lease: it breaks no younger holder (it waits), and its holding is an only one. */
     final boolean only;
+    /** The authenticated principal it is asked for, or null. */
+    final String principal;
 
     long age;
     long since;
@@ -50,7 +52,7 @@ final class Waiter {
     private volatile int done;
 
     Waiter(HolderId holder, String[] names, int[] shards, LeaseMode mode, LeaseKind kind, Instant startedAt,
-            long requestedDeadline, long leaseTime, long maxWait, boolean only) {
+            long requestedDeadline, long leaseTime, long maxWait, boolean only, String principal) {
         this.holder = holder;
         this.names = names;
         this.shards = shards;
@@ -61,6 +63,7 @@ final class Waiter {
         this.leaseTime = leaseTime;
         this.maxWait = maxWait;
         this.only = only;
+        this.principal = principal;
     }
 
     /** Claims the right to decide this request's outcome; true for exactly one caller. */

@@ -34,22 +34,22 @@ final class Witnesses {
     }
 
     /**
-     * {@code lease} with a fresh witness on every grant, for {@code event} at {@code signedAt} (micros); the lease
-     * itself if the engine signs nothing (or {@code lease} is null).
+     * {@code lease} with a fresh witness on every grant, for {@code event} at {@code signedAt} (micros), naming
+     * {@code principal} (null: none known); the lease itself if the engine signs nothing (or {@code lease} is null).
      */
-    Lease stamp(Lease lease, WitnessEvent event, long signedAt) {
+    Lease stamp(Lease lease, String principal, WitnessEvent event, long signedAt) {
         if (signer == null || lease == null) {
             return lease;
         }
         List<LeaseGrant> grants = lease.grants();
         List<LeaseGrant> out = new ArrayList<>(grants.size());
         for (LeaseGrant g : grants) {
-            out.add(g.withWitness(witness(lease, g, event, signedAt)));
+            out.add(g.withWitness(witness(lease, g, principal, event, signedAt)));
         }
         return new Lease(lease.holder(), lease.mode(), lease.kind(), lease.grantedAt(), lease.deadline(), out);
     }
 
-    private GrantWitness witness(Lease lease, LeaseGrant g, WitnessEvent event, long signedAt) {
+    private GrantWitness witness(Lease lease, LeaseGrant g, String principal, WitnessEvent event, long signedAt) {
         Predecessor p = g.predecessor();
         CorrelationId predId = p == null ? CorrelationId.NONE : p.correlationId();
         Ending ending = p == null ? Ending.UNKNOWN : p.ending();
@@ -60,7 +60,7 @@ final class Witnesses {
         Witness w = new Witness(event, signer.serviceId(), signer.keyId(), g.name(), g.generation(), lease.mode(),
                 lease.kind(), micros(g.floor()), micros(g.writableFrom()), micros(lease.deadline()),
                 micros(lease.grantedAt()), signedAt, signer.radius(), g.correlationId() == null ? CorrelationId.NONE
-                        : g.correlationId(), predId, ending, endedAt, watermark, watermarkAt, lease.holder(), null);
+                        : g.correlationId(), predId, ending, endedAt, watermark, watermarkAt, lease.holder(), principal);
         return new GrantWitness(w.encode(), signer.sign(w).thenApply(FrameWitness::encode));
     }
 

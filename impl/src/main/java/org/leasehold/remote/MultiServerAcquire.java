@@ -131,7 +131,7 @@ final class MultiServerAcquire {
             long left = Micros.of(request.maxWait()) - (local.nowMicros() - startLocal);
             part = new LeaseRequest(request.holder(), request.names(), request.mode(), request.kind(),
                     request.deadline(), request.leaseTime(), Duration.ofNanos(Math.max(0, left) * 1_000L),
-                    request.startedAt());
+                    request.startedAt(), false, request.principal());
         }
         CompletableFuture<Lease> f = calls.acquire(s.getKey(), part, s.getValue(), false);
         step.set(f);

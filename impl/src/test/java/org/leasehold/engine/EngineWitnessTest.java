@@ -1,6 +1,7 @@
 package org.leasehold.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -15,7 +16,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
@@ -38,6 +41,7 @@ import org.leasehold.fs.NfsSafeFiles;
 import org.leasehold.lease.CorrelationId;
 import org.leasehold.lease.Ending;
 import org.leasehold.lease.HolderId;
+import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseGrant;
 import org.leasehold.lease.LeaseKind;
@@ -236,6 +240,81 @@ class EngineWitnessTest {
             assertEquals(List.of(AuditProblem.Kind.KEY_REVOKED), v.check(fw).stream().map(AuditProblem::kind).toList());
         } finally {
             old.close();
+        }
+    }
+
+    /** The principal named by the witness of every grant of {@code lease}, which verifies. */
+    private static void assertPrincipal(String principal, Lease lease, WitnessEvent event, AuditVerifier v)
+            throws Exception {
+        for (LeaseGrant g : lease.grants()) {
+            FrameWitness fw = sealed(g);
+            assertEquals(principal, fw.witness().principal(), g.name() + " " + event);
+            assertEquals(event, fw.witness().event(), g.name());
+            assertEquals(List.of(), v.check(fw), g.name() + " " + event);
+        }
+    }
+
+    @Test
+    void witnessesNameTheRequestsPrincipalOnEveryPathOfGrantRenewalUpgradeAndHold() throws Exception {
+        start();
+        AuditVerifier v = verifier();
+        // One free name (the engine's short path), tentative; then its upgrade, renewal and hold in doubt.
+        Lease a = engine.acquire(LeaseRequest.builder(A, "p/1").tentative().leaseFor(Duration.ofSeconds(5)).build()
+                .withPrincipal("billing"));
+        assertPrincipal("billing", a, WitnessEvent.GRANT, v);
+        Lease up = engine.upgrade(a, null);
+        assertPrincipal("billing", up, WitnessEvent.UPGRADE, v);
+        time.advance(Duration.ofMillis(100));
+        Lease renewed = engine.renew(up, time.now().plusSeconds(3), null);
+        assertPrincipal("billing", renewed, WitnessEvent.RENEWAL, v);
+        Lease held = engine.holdInDoubt(renewed, time.now().plusSeconds(20));
+        assertPrincipal("billing", held, WitnessEvent.RENEWAL, v);
+        // Two names (the general path), and a request granted from the queue when the holder releases.
+        Lease b = engine.acquire(LeaseRequest.builder(B, "p/2", "p/3").build().withPrincipal("ops"));
+        assertPrincipal("ops", b, WitnessEvent.GRANT, v);
+        CompletableFuture<Lease> queued = engine.acquireAsync(LeaseRequest.builder(C, "p/1", "p/2")
+                .waitFor(Duration.ofSeconds(30)).build().withPrincipal("auditor"));
+        assertFalse(queued.isDone(), "p/1 and p/2 are held");
+        engine.release(held, null, null);
+        engine.release(b, null, null);
+        Lease c = queued.get(10, TimeUnit.SECONDS);
+        assertPrincipal("auditor", c, WitnessEvent.GRANT, v);
+        // No principal: the witness names none.
+        Lease d = engine.acquire(LeaseRequest.builder(A, "p/4").build());
+        assertPrincipal(null, d, WitnessEvent.GRANT, v);
+    }
+
+    @Test
+    void anIdentityTooLongForAWitnessIsRefusedWhetherTheEngineSignsOrNotAndNothingIsHeld() throws Exception {
+        start();
+        EmbeddedLeaseService plain = new EmbeddedLeaseService(EngineConfig.defaults().withQuietPeriod(Duration.ZERO),
+                time);
+        try {
+            String tooLong = "x".repeat(Witness.MAX_TEXT + 1);
+            // 513 characters of two UTF-8 bytes each: short in characters, too long in bytes.
+            String wide = "\u00e9".repeat(Witness.MAX_TEXT / 2 + 1);
+            List<LeaseRequest> bad = List.of(LeaseRequest.builder(new HolderId(tooLong, "o"), "q/1").build(),
+                    LeaseRequest.builder(new HolderId("p", tooLong), "q/1", "q/2").build(),
+                    LeaseRequest.builder(A, "q/2").waitFor(Duration.ofSeconds(1)).build().withPrincipal(wide));
+            for (EmbeddedLeaseService e : List.of(engine, plain)) {
+                for (LeaseRequest r : bad) {
+                    InvalidLeaseRequestException x = assertThrows(InvalidLeaseRequestException.class,
+                            () -> e.acquire(r));
+                    assertEquals(InvalidLeaseRequestException.Reason.IDENTITY_TOO_LONG, x.reason(), x.getMessage());
+                    assertTrue(x.getMessage().contains("1026 bytes of UTF-8; a lease's witness holds at most 1024")
+                            || x.getMessage().contains("1025 bytes of UTF-8; a lease's witness holds at most 1024"),
+                            x.getMessage());
+                    ExecutionException async = assertThrows(ExecutionException.class,
+                            () -> e.acquireAsync(r).get(10, TimeUnit.SECONDS));
+                    assertTrue(async.getCause() instanceof InvalidLeaseRequestException, async.toString());
+                }
+                // Nothing was granted: both names are free, and identities of exactly 1,024 bytes are taken.
+                Lease ok = e.acquire(LeaseRequest.builder(new HolderId("y".repeat(Witness.MAX_TEXT), "o"), "q/1",
+                        "q/2").build().withPrincipal("\u00e9".repeat(Witness.MAX_TEXT / 2)));
+                e.release(ok, null, null);
+            }
+        } finally {
+            plain.close();
         }
     }
 

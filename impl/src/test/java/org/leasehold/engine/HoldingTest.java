@@ -16,7 +16,7 @@ class HoldingTest {
     private static final HolderId B = new HolderId("p", "b");
 
     private static Holding holding(HolderId holder, long age, String... names) {
-        return new Holding(holder, LeaseMode.EXCLUSIVE, LeaseKind.FULL, age, 0, 100, 0, names);
+        return new Holding(holder, LeaseMode.EXCLUSIVE, LeaseKind.FULL, age, 0, 100, 0, names, null);
     }
 
     @Test

@@ -214,6 +214,9 @@ final class EngineHolder {
             }
             published = new PublishedKeys(fs, signing.publishTo(), "lease-server");
         }
+        if (files != null) {
+            serveEarlier(files, key, serviceId, served);
+        }
         ServiceKeys keys = new ServiceKeys(files, published, serviceId, served);
         AuditSigner signer;
         try {
@@ -235,6 +238,29 @@ final class EngineHolder {
                             + PublishedKeys.directory(signing.publishTo()) : "");
         }
         return new Signer(signer, files == null ? null : keys);
+    }
+
+    /**
+     * Serves the keys of the state directory rotated out before this start (all but {@code current}), so that a
+     * client that pinned them before a restart sees the same keys and the current one, as after a rotation. Their
+     * start of validity is not kept in the state directory (the store's published keys have it): served as open. A
+     * file that cannot be read is left out, with a warning.
+     */
+    private static void serveEarlier(KeyFiles files, SigningKey current, String serviceId,
+            Consumer<PublishedKey> served) throws IOException {
+        for (Path f : files.files()) {
+            try {
+                SigningKey k = KeyFiles.read(f);
+                if (!k.id().equals(current.id())) {
+                    served.accept(new PublishedKey(k.publicKey(), serviceId, Long.MIN_VALUE, Long.MAX_VALUE,
+                            Long.MAX_VALUE));
+                }
+            } catch (AuditFormatException | IOException e) {
+                LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-8105 this lease server does not serve the earlier "
+                        + "signing key file {0}: {1}; the witnesses signed with it verify against the keys published "
+                        + "into the store (leasehold verify), or restore the file from a backup", f, e.getMessage());
+            }
+        }
     }
 
     /** The backend's specification, or null for the embedded engine. */

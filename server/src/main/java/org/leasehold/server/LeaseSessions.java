@@ -380,7 +380,8 @@ final class LeaseSessions {
             }
             LeaseRequest request;
             try {
-                request = RequestChecks.acquire(req);
+                // The witnesses name the authenticated principal (none when the server authenticates nobody).
+                request = RequestChecks.acquire(req).withPrincipal(CallGate.ANONYMOUS.equals(principal) ? null : principal);
             } catch (InvalidLeaseRequestException e) {
                 error(id, e, start);
                 return;

@@ -58,7 +58,7 @@ final class Signatures {
             key.put("keyId", k.id().toString());
             key.put("service", k.serviceId());
             key.put("ed25519", k.key().base64());
-            key.put("validFrom", k.validFrom());
+            key.put("validFrom", k.validFrom() == Long.MIN_VALUE ? "open" : k.validFrom());
             key.put("validUntil", k.validUntil() == Long.MAX_VALUE ? "open" : k.validUntil());
             keys.add(key);
         }

@@ -15,7 +15,9 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
@@ -25,11 +27,13 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.leasehold.audit.FrameWitness;
 import org.leasehold.engine.EngineConfig;
 import org.leasehold.lease.HolderId;
 import org.leasehold.lease.HolderStatus;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseBusyException;
+import org.leasehold.lease.LeaseGrant;
 import org.leasehold.lease.LeaseKind;
 import org.leasehold.lease.LeasePermissionDeniedException;
 import org.leasehold.lease.LeaseRequest;
@@ -198,6 +202,38 @@ class PrincipalBindingTest {
      * A lease held in doubt is renewed by the server itself, not through a call: it stays bound to its principal for the
      * whole hold, long after the deadline its holder last saw.
      */
+    /** The witness of every grant of {@code lease} names {@code principal}. */
+    private static void assertWitnessesName(String principal, Lease lease) throws Exception {
+        for (LeaseGrant g : lease.grants()) {
+            assertNotNull(g.witness(), "the grant of " + g.name() + " carries a witness (the server signs)");
+            assertEquals(principal, FrameWitness.decode(g.witness().await(Duration.ofSeconds(30))).witness()
+                    .principal(), g.name());
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(RemoteClientConfig.Transport.class)
+    void witnessesNameThePrincipalTheServerAuthenticatedNotOneTheRequestClaims(RemoteClientConfig.Transport transport)
+            throws Exception {
+        RemoteLeaseService billing = client(transport, TOKEN_BILLING);
+        RemoteLeaseService mallory = client(transport, TOKEN_MALLORY);
+        // The request claims 'ops': a client sends no principal, and the server names the one its token proved.
+        Lease lease = billing.acquire(LeaseRequest.builder(BILLING, "public/w1", "public/w2").tentative().build()
+                .withPrincipal("ops"));
+        assertWitnessesName("billing", lease);
+        Lease up = billing.upgrade(lease, null);
+        assertWitnessesName("billing", up);
+        Lease renewed = billing.renewFor(up, Duration.ofSeconds(20));
+        assertWitnessesName("billing", renewed);
+        // Granted from the queue when billing releases: mallory's witness names mallory.
+        CompletableFuture<Lease> queued = mallory.acquireAsync(LeaseRequest.builder(MALLORY, "public/w1")
+                .waitFor(Duration.ofSeconds(20)).build());
+        billing.release(renewed, null, null);
+        Lease granted = queued.get(20, TimeUnit.SECONDS);
+        assertWitnessesName("mallory", granted);
+        mallory.release(granted, null, null);
+    }
+
     @Test
     void aLeaseHeldInDoubtStaysBoundToItsPrincipalWhileTheServerRenewsIt() throws Exception {
         Instant start = Instant.parse("2026-03-01T10:00:00Z");

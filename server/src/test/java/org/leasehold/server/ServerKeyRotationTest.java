@@ -3,6 +3,7 @@ package org.leasehold.server;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -12,6 +13,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import java.util.stream.Collectors;
 
 import org.junit.jupiter.api.AfterEach;
@@ -39,8 +45,9 @@ import org.leasehold.time.Micros;
  * state directory (as {@code leasehold keys rotate-server} links it) is adopted at the next look, every
  * {@link KeyRotation#CHECK_MICROS} of the server's clock (a test clock here, moved by the test): served by the keys
  * call and published into the store root before the first witness it signs, the old key still served and valid, and
- * the service in the witnesses unchanged, then and after a restart. A damaged key file is not adopted: the server signs
- * on with its key. Connections stay open throughout; the witnesses are checked against the published keys alone.
+ * the service in the witnesses unchanged, then and after a restart, after which the earlier keys are still served. A
+ * damaged key file is not adopted: the server signs on with its key (and after a restart, one that is not current is
+ * not served, with a warning). Connections stay open throughout; the witnesses are checked against the published keys alone.
  */
 class ServerKeyRotationTest {
     private static final HolderId ME = new HolderId("key-rotation-test", "t1");
@@ -141,5 +148,48 @@ class ServerKeyRotationTest {
         assertEquals(k2.id(), third.proof().keyId(), "the restarted server signs with the rotated key");
         assertEquals(service, third.witness().serviceId(), "and as the same service");
         assertEquals(List.of(), new AuditVerifier(published(root)).check(third));
+        // It serves the key rotated out before the restart too, after the current one: a client that pinned both
+        // before the restart sees the same keys, as after a rotation.
+        assertEquals(Set.of(k2.id(), k1), served(c2));
+        PublishedKey earlier = c2.publicKeys("any").stream().filter(k -> k.id().equals(k1)).findFirst().orElseThrow();
+        assertEquals(Long.MIN_VALUE, earlier.validFrom(), "its start is not kept: served as open");
+        assertEquals(service, earlier.serviceId());
+        c2.release(again, null, null);
+        restarted.close();
+
+        // Restarted after a damaged earlier key file and a newer key were linked: it signs with the newest, serves
+        // every key it can read, and warns of the one it cannot.
+        Files.writeString(state.resolve("signing").resolve("key.3.pem"), "not a key", StandardCharsets.US_ASCII);
+        SigningKey k4 = files.next();
+        List<LogRecord> logged = new CopyOnWriteArrayList<>();
+        Handler capture = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                logged.add(r);
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        Logger holderLog = Logger.getLogger(EngineHolder.class.getName());
+        holderLog.addHandler(capture);
+        try {
+            LeaseServer third2 = start(state, root, START.plus(Duration.ofHours(2)));
+            RemoteLeaseService c3 = closing.later(new RemoteLeaseService(RemoteClientConfig.builder(third2.address())
+                    .callTimeout(Duration.ofSeconds(10)).build()));
+            assertEquals(Set.of(k4.id(), k2.id(), k1), served(c3), "the current key and the earlier ones it can read");
+            Lease fourth = c3.acquire(LeaseRequest.builder(ME, "rotated/a").waitFor(Duration.ofSeconds(30)).build());
+            assertEquals(k4.id(), witness(fourth).proof().keyId());
+            assertTrue(logged.stream().anyMatch(r -> r.getLevel() == Level.WARNING
+                    && r.getMessage().startsWith("LEASEHOLD-8105") && String.valueOf(r.getParameters()[0])
+                            .endsWith("key.3.pem")), "the unreadable earlier key file is named in a warning");
+        } finally {
+            holderLog.removeHandler(capture);
+        }
     }
 }

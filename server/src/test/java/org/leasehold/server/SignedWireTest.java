@@ -124,6 +124,7 @@ class SignedWireTest {
             assertEquals(g.generation(), fw.witness().generation());
             assertEquals(g.correlationId(), fw.witness().correlationId());
             assertEquals(event, fw.witness().event());
+            assertNull(fw.witness().principal(), "a server that authenticates nobody names no principal");
             assertEquals(List.of(), verifier.check(fw), "the witness of " + g.name() + " verifies");
         }
     }

@@ -12,6 +12,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -20,6 +25,7 @@ import org.leasehold.lease.HolderId;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseRequest;
 import org.leasehold.lease.LeaseServiceUnavailableException;
+import org.leasehold.lease.NameStatus;
 import org.leasehold.remote.RemoteClientConfig;
 import org.leasehold.remote.RemoteLeaseService;
 
@@ -107,6 +113,74 @@ class SigningDowngradeTest {
             Lease lease = fresh.acquire(LeaseRequest.builder(ME, name).waitFor(Duration.ofSeconds(30)).build());
             assertNull(lease.grants().get(0).witness());
             fresh.release(lease, null, null);
+        }
+    }
+
+    /**
+     * The periodic clock check alone finds the downgrade: clients that pinned the keys and measure the clock every
+     * 200 ms ask the restarted server for nothing else, log {@code LEASEHOLD-8114} with the check's reason, and then
+     * refuse an acquisition before it is sent (the server never granted the name).
+     */
+    @Test
+    void theClockCheckAloneFindsADowngradeAndAcquisitionsAreRefusedBeforeTheyAreSent() throws Exception {
+        LeaseServer signing = start(0, 0, ServerConfig.Signing.DEFAULT);
+        String address = signing.address();
+        List<RemoteLeaseService> pinned = new ArrayList<>();
+        for (RemoteClientConfig.Transport transport : RemoteClientConfig.Transport.values()) {
+            RemoteLeaseService c = closeLater(new RemoteLeaseService(RemoteClientConfig.builder(address)
+                    .transport(transport).callTimeout(Duration.ofSeconds(10)).clockSyncInterval(Duration.ofMillis(200))
+                    .build()));
+            Lease lease = c.acquire(request("check/before/" + transport));
+            assertNotNull(lease.grants().get(0).witness());
+            c.release(lease, null, null);
+            pinned.add(c);
+        }
+        List<LogRecord> logged = new CopyOnWriteArrayList<>();
+        Handler capture = new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                logged.add(r);
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        Logger clockLog = Logger.getLogger("org.leasehold.remote.SignedClock");
+        clockLog.addHandler(capture);
+        String reason = "serves no keys and answers that it signs nothing";
+        try {
+            int port = signing.port();
+            int socketPort = signing.socketPort();
+            signing.close();
+            start(port, socketPort, ServerConfig.Signing.OFF);
+            long until = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (logged.stream().filter(r -> r.getMessage().startsWith("LEASEHOLD-8114")
+                    && r.getMessage().contains(reason)).count() < pinned.size() && System.nanoTime() < until) {
+                Thread.sleep(50);
+            }
+        } finally {
+            clockLog.removeHandler(capture);
+        }
+        assertTrue(logged.stream().filter(r -> r.getLevel() == Level.WARNING
+                && r.getMessage().startsWith("LEASEHOLD-8114") && r.getMessage().contains(reason)).count()
+                >= pinned.size(), "each client's clock check found the downgrade: " + logged.stream().map(LogRecord::getMessage)
+                        .toList());
+        RemoteLeaseService fresh = client(address, RemoteClientConfig.Transport.GRPC);
+        for (RemoteLeaseService c : pinned) {
+            String name = "check/after/" + pinned.indexOf(c);
+            LeaseServiceUnavailableException e = assertThrows(LeaseServiceUnavailableException.class,
+                    () -> c.acquire(request(name)));
+            assertTrue(e.getMessage().contains(reason) && e.getMessage().contains("but this client pinned its keys"),
+                    e.getMessage());
+            for (NameStatus st : fresh.inspect(name, 10)) {
+                assertEquals(List.of(), st.history(), "never granted: " + st);
+                assertEquals(List.of(), st.holders(), "never granted: " + st);
+            }
         }
     }
 }

@@ -9,6 +9,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Consumer;
 
 import org.leasehold.audit.AuditFormatException;
@@ -294,6 +295,10 @@ public final class LogVerifier {
         };
     }
 
+    private static String principal(Witness w) {
+        return w.principal() == null ? "" : " for principal '" + w.principal() + "'";
+    }
+
     private void grant(Witness w, Place place, String name, long ts, boolean sealed, int messages) {
         Map<CorrelationId, Grant> byId = grants.computeIfAbsent(name, n -> new HashMap<>());
         Grant g = byId.get(w.correlationId());
@@ -301,11 +306,11 @@ public final class LogVerifier {
             g = new Grant(w);
             byId.put(w.correlationId(), g);
         } else if (g.first.generation() != w.generation() || !g.first.holder().equals(w.holder())
-                || !g.first.mode().equals(w.mode())) {
+                || !g.first.mode().equals(w.mode()) || !Objects.equals(g.first.principal(), w.principal())) {
             report(Finding.Kind.CONFLICTING_WITNESSES, place, name, "two witnesses of grant " + w.correlationId()
                     + " on '" + name + "' disagree: generation " + g.first.generation() + " held by "
-                    + g.first.holder() + " (" + g.first.mode() + ") and generation " + w.generation() + " held by "
-                    + w.holder() + " (" + w.mode() + ")");
+                    + g.first.holder() + principal(g.first) + " (" + g.first.mode() + ") and generation "
+                    + w.generation() + " held by " + w.holder() + principal(w) + " (" + w.mode() + ")");
             return;
         }
         g.deadline = Math.max(g.deadline, w.deadline());

@@ -5,6 +5,8 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -20,6 +22,12 @@ import java.util.concurrent.locks.LockSupport;
  * so under a steady stream of grants batches grow instead of signatures; a proof follows its statement by a few
  * hundred microseconds to {@value #MAX_LINGER_MICROS} µs.
  *
+ * <p>At most {@code maxQueued} statements wait to be signed ({@value #DEFAULT_MAX_QUEUED} by default): a caller that
+ * finds the queue full waits until the signing thread has taken a batch, so that callers faster than the signer (a
+ * burst of grants and renewals) slow down to its pace instead of filling the heap with statements and their futures.
+ * The signing thread itself never waits (what runs on it when a proof is handed out may submit), nor does an
+ * interrupted caller (its statement is queued beyond the bound and its interrupt kept).
+ *
  * <p>The linger is a real-time batching delay, not part of any decision, so it is measured with {@link System#nanoTime()}
  * and not with the injected clock.
  */
@@ -27,6 +35,19 @@ public final class BatchSigner implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(BatchSigner.class.getName());
 
     private record Pending(byte[] statement, CompletableFuture<BatchProof> proof) {
+    }
+
+    /** The places left in the queue; a place taken beyond the bound makes them negative until given back. */
+    private static final class Room extends Semaphore {
+        private static final long serialVersionUID = 1L;
+
+        Room(int places) {
+            super(places);
+        }
+
+        void beyondBound() {
+            reducePermits(1);
+        }
     }
 
     private static final Pending STOP = new Pending(new byte[0], new CompletableFuture<>());
@@ -41,15 +62,20 @@ public final class BatchSigner implements AutoCloseable {
     static final int QUIET_FACTOR = 9;
     /** The longest a batch waits for more statements because signing took long (unless the linger is longer). */
     static final long MAX_LINGER_MICROS = 2_000;
+    /** Default most statements waiting to be signed before a caller waits: 64 full batches of 512. */
+    public static final int DEFAULT_MAX_QUEUED = 32_768;
 
     private final SigningKey key;
     private final long lingerNanos;
     private final int maxBatch;
-    private final BlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
+    private final BlockingQueue<Pending> queue;
+    /** Statements that may still be queued before a caller waits: taken by a submission, given back by the signer. */
+    private final Room room;
     private final Thread thread;
     private volatile boolean closed;
     private volatile long batches;
     private volatile long statements;
+    private volatile long waits;
     /** How long the next batch waits after its first statement, in nanoseconds (only the signing thread writes it). */
     private volatile long nextLingerNanos;
 
@@ -62,6 +88,19 @@ public final class BatchSigner implements AutoCloseable {
      * @param threadName   the signing thread's name
      */
     public BatchSigner(SigningKey key, long lingerMicros, int maxBatch, String threadName) {
+        this(key, lingerMicros, maxBatch, DEFAULT_MAX_QUEUED, threadName);
+    }
+
+    /**
+     * Starts the signing thread.
+     *
+     * @param key          the signing key
+     * @param lingerMicros how long a batch waits for more statements after its first, 0 for not at all
+     * @param maxBatch     the most statements in one batch (1 to {@link BatchProof#MAX_LEAVES})
+     * @param maxQueued    the most statements waiting to be signed before a caller waits (at least {@code maxBatch})
+     * @param threadName   the signing thread's name
+     */
+    public BatchSigner(SigningKey key, long lingerMicros, int maxBatch, int maxQueued, String threadName) {
         if (lingerMicros < 0 || lingerMicros > 1_000_000) {
             throw new IllegalArgumentException("the batch linger is 0 to 1000000 us, got " + lingerMicros);
         }
@@ -69,6 +108,12 @@ public final class BatchSigner implements AutoCloseable {
             throw new IllegalArgumentException("a batch holds 1 to " + BatchProof.MAX_LEAVES + " statements, got "
                     + maxBatch);
         }
+        if (maxQueued < maxBatch) {
+            throw new IllegalArgumentException("at most " + maxQueued + " queued statements is fewer than a batch of "
+                    + maxBatch + ": allow at least a batch");
+        }
+        this.queue = new LinkedBlockingQueue<>();
+        this.room = new Room(maxQueued);
         this.key = key;
         this.lingerNanos = lingerMicros * 1_000L;
         this.nextLingerNanos = lingerNanos;
@@ -93,6 +138,7 @@ public final class BatchSigner implements AutoCloseable {
             f.completeExceptionally(closedError());
             return f;
         }
+        waitForRoom();
         queue.add(new Pending(statement, f));
         if (closed) {
             drainClosed();
@@ -100,6 +146,42 @@ public final class BatchSigner implements AutoCloseable {
             LockSupport.unpark(thread);
         }
         return f;
+    }
+
+    /**
+     * Takes a place in the queue, waiting while it is full, except on the signing thread or when interrupted (then the
+     * statement goes beyond the bound: {@link #room} may go negative, and the signer gives the places back all the same).
+     */
+    private void waitForRoom() {
+        if (room.tryAcquire()) {
+            return;
+        }
+        if (Thread.currentThread() == thread) {
+            forceRoom();
+            return;
+        }
+        waits++;
+        try {
+            while (!closed && !room.tryAcquire(10, TimeUnit.MILLISECONDS)) {
+                // The signer gives places back as it takes each batch; closed: queued and failed at once.
+            }
+            if (closed) {
+                forceRoom();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            forceRoom();
+        }
+    }
+
+    /** Takes a place beyond the bound (given back like any other when the signer takes the statement). */
+    private void forceRoom() {
+        room.beyondBound();
+    }
+
+    /** How many submissions found the queue full and waited (or went beyond the bound) so far. */
+    public long waits() {
+        return waits;
     }
 
     /** How many batches were signed so far. */
@@ -157,6 +239,7 @@ public final class BatchSigner implements AutoCloseable {
                 }
                 queue.drainTo(batch, maxBatch - batch.size());
                 boolean stop = batch.remove(STOP);
+                room.release(batch.size());
                 long started = System.nanoTime();
                 sign(batch);
                 if (lingerNanos > 0) {
@@ -219,6 +302,7 @@ public final class BatchSigner implements AutoCloseable {
         queue.drainTo(left);
         for (Pending p : left) {
             if (p != STOP) {
+                room.release();
                 p.proof.completeExceptionally(closedError());
             }
         }

@@ -1,14 +1,22 @@
 package org.leasehold.audit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
 
-/** The signing thread's linger: stretched by what signing costs, bounded, and never in the way of closing. */
+/**
+ * The signing thread's linger: stretched by what signing costs, bounded, and never in the way of closing; and the bound
+ * on the statements waiting to be signed.
+ */
 class BatchSignerTest {
 
     private static BatchProof signOne(BatchSigner s, int b) throws Exception {
@@ -55,5 +63,95 @@ class BatchSignerTest {
         assertEquals(2, pa.leafCount());
         assertEquals(2, pb.leafCount());
         assertTrue(s.submit(new byte[] {3}).isCompletedExceptionally(), "closed: nothing more is signed");
+    }
+
+    @Test
+    void aCallerThatFindsTheQueueFullWaitsForTheSignerAndTheSigningThreadNeverWaits() throws Exception {
+        CountDownLatch hold = new CountDownLatch(1);
+        // A linger of 1 s: the first statement's batch waits, so its completion is attached before it is signed.
+        try (BatchSigner s = new BatchSigner(AuditFixture.key(7), 1_000_000, 4, 4, "test-signer-bounded")) {
+            // The first proof's completion runs on the signing thread and holds it there; meanwhile it submits more
+            // than the queue holds, which must not make the signing thread wait for itself.
+            List<CompletableFuture<BatchProof>> fromSigner = new CopyOnWriteArrayList<>();
+            AtomicReference<String> ranOn = new AtomicReference<>();
+            CompletableFuture<BatchProof> first = s.submit(new byte[] {0});
+            CompletableFuture<Void> held = first.thenAccept(p -> {
+                ranOn.set(Thread.currentThread().getName());
+                for (int i = 0; i < 6; i++) {
+                    fromSigner.add(s.submit(new byte[] {(byte) (100 + i)}));
+                }
+                try {
+                    hold.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (fromSigner.size() < 6 && System.nanoTime() < until) {
+                Thread.sleep(5);
+            }
+            assertEquals("test-signer-bounded", ranOn.get(), "the completion ran on the signing thread");
+            assertEquals(6, fromSigner.size(), "the signing thread queued beyond the bound without waiting");
+            // The queue is over its bound: a caller now waits until the signer has taken a batch.
+            AtomicReference<CompletableFuture<BatchProof>> late = new AtomicReference<>();
+            Thread caller = new Thread(() -> late.set(s.submit(new byte[] {50})), "bounded-caller");
+            caller.start();
+            while (caller.getState() != Thread.State.TIMED_WAITING && caller.getState() != Thread.State.WAITING
+                    && System.nanoTime() < until) {
+                Thread.sleep(5);
+            }
+            assertTrue(caller.getState() == Thread.State.TIMED_WAITING
+                    || caller.getState() == Thread.State.WAITING, "the caller waits: " + caller.getState());
+            assertEquals(null, late.get(), "not queued while the queue is full");
+            assertEquals(1, s.waits());
+            hold.countDown();
+            caller.join(30_000);
+            held.get(30, TimeUnit.SECONDS);
+            late.get().get(30, TimeUnit.SECONDS);
+            for (CompletableFuture<BatchProof> f : fromSigner) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+            assertEquals(8, s.statements(), "every statement signed");
+        }
+    }
+
+    @Test
+    void anInterruptedCallerIsQueuedBeyondTheBoundAndKeepsItsInterrupt() throws Exception {
+        CountDownLatch hold = new CountDownLatch(1);
+        try (BatchSigner s = new BatchSigner(AuditFixture.key(8), 1_000_000, 2, 2, "test-signer-interrupt")) {
+            AtomicReference<String> ranOn = new AtomicReference<>();
+            CountDownLatch holding = new CountDownLatch(1);
+            CompletableFuture<Void> held = s.submit(new byte[] {0}).thenAccept(p -> {
+                ranOn.set(Thread.currentThread().getName());
+                holding.countDown();
+                try {
+                    hold.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            assertTrue(holding.await(30, TimeUnit.SECONDS));
+            assertEquals("test-signer-interrupt", ranOn.get(), "the completion holds the signing thread");
+            CompletableFuture<BatchProof> fills = s.submit(new byte[] {1});
+            CompletableFuture<BatchProof> full = s.submit(new byte[] {2});
+            assertEquals(0, s.waits(), "two places, two statements");
+            Thread.currentThread().interrupt();
+            CompletableFuture<BatchProof> beyond = s.submit(new byte[] {3});
+            assertTrue(Thread.interrupted(), "the interrupt is kept (and cleared here)");
+            assertEquals(1, s.waits(), "the queue was full");
+            hold.countDown();
+            held.get(30, TimeUnit.SECONDS);
+            fills.get(30, TimeUnit.SECONDS);
+            full.get(30, TimeUnit.SECONDS);
+            beyond.get(30, TimeUnit.SECONDS);
+            assertEquals(4, s.statements());
+        }
+    }
+
+    @Test
+    void aBoundBelowOneBatchIsRefused() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new BatchSigner(AuditFixture.key(9), 0, 8, 4, "test-signer-refused"));
+        assertTrue(e.getMessage().contains("allow at least a batch"), e.getMessage());
     }
 }

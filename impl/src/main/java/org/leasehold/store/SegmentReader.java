@@ -2,6 +2,7 @@ package org.leasehold.store;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.util.Set;
@@ -14,7 +15,7 @@ import org.leasehold.store.format.SegmentFile;
 /**
  * Reads one published segment for a read: its source buckets that intersect the read's range in time order, and of
  * each included bucket its frames in read order (all of them sequentially, or through the index only those naming
- * one of the read's lease names, one positioned read each). Verifies the index, table and trailer checksum when
+ * one of the read's lease names, copied out of the segment mapped into memory). Verifies the index, table and trailer checksum when
  * opened, and every entry it returns (entry header checksum, frame header and checksum, timestamp inside its
  * bucket); anything wrong is a {@link Damage}, after which the reader falls back to the bucket directories.
  */
@@ -49,6 +50,8 @@ final class SegmentReader implements AutoCloseable {
     private long end;
     private int sel;
     private byte[] buf = new byte[0];
+    /** The segment in memory, for a read by names ({@link #entry}); null until its first entry. */
+    private MappedByteBuffer mapped;
     private long bufAt;
     private int bufEnd;
 
@@ -260,11 +263,7 @@ final class SegmentReader implements AutoCloseable {
             if (length < SegmentFile.ENTRY_HEADER + Frames.MIN_FRAME || at + length > end) {
                 throw damage("index entry at " + at + " of " + length + " bytes lies outside its bucket's entries");
             }
-            try {
-                buf = read(ch, at, length);
-            } catch (java.io.EOFException ex) {
-                throw damage(ex.getMessage());
-            }
+            buf = entry(at, length);
             bufAt = at;
             bufEnd = length;
         } else {
@@ -318,6 +317,37 @@ final class SegmentReader implements AutoCloseable {
         sourceOffset = Frames.getLong(buf, e + 4);
         source = files[fileNo];
         return true;
+    }
+
+    /**
+     * The {@code length} bytes of the entry at {@code at}, for a read by names. The entries of a name lie apart (those
+     * of every other name between them), so the segment is mapped into memory on the first such entry and each entry
+     * copied out of it: no system call per entry, where a positioned read each made the read of a name's messages one
+     * system call per message. A published segment is never written again, so the mapping stays what was verified.
+     */
+    private byte[] entry(long at, int length) throws IOException, Damage {
+        if (mapped == null) {
+            long size = ch.size();
+            if (size > Integer.MAX_VALUE) {
+                try {
+                    return read(ch, at, length);
+                } catch (java.io.EOFException ex) {
+                    throw damage(ex.getMessage());
+                }
+            }
+            mapped = ch.map(FileChannel.MapMode.READ_ONLY, 0, size);
+        }
+        if (at + length > mapped.capacity()) {
+            throw damage("the file ends at " + mapped.capacity() + "; " + length + " bytes were expected from " + at);
+        }
+        byte[] a = new byte[length];
+        try {
+            mapped.get((int) at, a);
+        } catch (InternalError e) {
+            // The JVM's word for a page that could not be read (the file shrank or the storage failed under it).
+            throw damage("the entry at " + at + " could not be read from the mapped segment (" + e.getMessage() + ")");
+        }
+        return a;
     }
 
     private Damage damage(String detail) {

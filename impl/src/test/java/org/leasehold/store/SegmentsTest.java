@@ -120,6 +120,21 @@ class SegmentsTest {
             l1 = lists(store);
             SegmentsRandomizedTest.assertSame(rareBefore, SegmentsRandomizedTest.read(store, rare), "by name, damaged");
             assertEquals(rareLists, lists(store) - l1, "the read by name used the segments, not the buckets");
+            // Damage the entry that names "rare" itself: the read by name copies it out of the mapped segment, finds
+            // it wrong, and reads that segment's buckets instead.
+            int damaged = 0;
+            for (Path seg : segments(root)) {
+                long[] rareEntries = SegmentFile.entriesNaming(meta(seg), Set.of("rare"));
+                if (rareEntries.length > 0) {
+                    flip(seg, rareEntries[0] + SegmentFile.ENTRY_HEADER + 30);
+                    damaged++;
+                }
+            }
+            assertEquals(1, damaged, "one segment holds the message of 'rare'");
+            l1 = lists(store);
+            SegmentsRandomizedTest.assertSame(rareBefore, SegmentsRandomizedTest.read(store, rare),
+                    "by name, its own entry damaged");
+            assertTrue(lists(store) - l1 > rareLists, "the segment with the damaged entry was replaced by its buckets");
             l1 = lists(store);
             SegmentsRandomizedTest.assertSame(allBefore, SegmentsRandomizedTest.read(store, all), "damaged entries");
             assertTrue(lists(store) - l1 > segmentLists, "the damaged segments were replaced by their buckets");

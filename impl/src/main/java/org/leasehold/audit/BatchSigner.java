@@ -150,7 +150,8 @@ public final class BatchSigner implements AutoCloseable {
 
     /**
      * Takes a place in the queue, waiting while it is full, except on the signing thread or when interrupted (then the
-     * statement goes beyond the bound: {@link #room} may go negative, and the signer gives the places back all the same).
+     * statement goes beyond the bound: {@link #room} may go negative, and the signer gives the places back all the
+     * same).
      */
     private void waitForRoom() {
         if (room.tryAcquire()) {

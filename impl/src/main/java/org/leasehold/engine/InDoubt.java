@@ -44,11 +44,11 @@ final class InDoubt {
         this.serviceId = serviceId;
     }
 
-    /** See {@link EmbeddedLeaseService#holdInDoubt}. */
     /** A lease held in doubt as it now stands, and the principal it was granted to (null where none is known). */
     record Held(Lease lease, String principal) {
     }
 
+    /** See {@link EmbeddedLeaseService#holdInDoubt}. */
     Held hold(Lease lease, Instant until) throws LeaseException {
         if (until == null) {
             throw new InvalidLeaseRequestException(Reason.NULL_ARGUMENT, "holding a lease in doubt needs an end");

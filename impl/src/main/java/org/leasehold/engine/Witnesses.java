@@ -60,7 +60,8 @@ final class Witnesses {
         Witness w = new Witness(event, signer.serviceId(), signer.keyId(), g.name(), g.generation(), lease.mode(),
                 lease.kind(), micros(g.floor()), micros(g.writableFrom()), micros(lease.deadline()),
                 micros(lease.grantedAt()), signedAt, signer.radius(), g.correlationId() == null ? CorrelationId.NONE
-                        : g.correlationId(), predId, ending, endedAt, watermark, watermarkAt, lease.holder(), principal);
+                        : g.correlationId(), predId, ending, endedAt, watermark, watermarkAt, lease.holder(),
+                principal);
         return new GrantWitness(w.encode(), signer.sign(w).thenApply(FrameWitness::encode));
     }
 

@@ -15,9 +15,10 @@ import org.leasehold.store.format.SegmentFile;
 /**
  * Reads one published segment for a read: its source buckets that intersect the read's range in time order, and of
  * each included bucket its frames in read order (all of them sequentially, or through the index only those naming
- * one of the read's lease names, copied out of the segment mapped into memory). Verifies the index, table and trailer checksum when
- * opened, and every entry it returns (entry header checksum, frame header and checksum, timestamp inside its
- * bucket); anything wrong is a {@link Damage}, after which the reader falls back to the bucket directories.
+ * one of the read's lease names, copied out of the segment mapped into memory). Verifies the index, table and
+ * trailer checksum when opened, and every entry it returns (entry header checksum, frame header and checksum,
+ * timestamp inside its bucket); anything wrong is a {@link Damage}, after which the reader falls back to the bucket
+ * directories.
  */
 final class SegmentReader implements AutoCloseable {
     private static final int CHUNK = 256 << 10;

@@ -207,7 +207,8 @@ final class CallGate implements ServerInterceptor {
         }
         if (tokens != null) {
             String auth = headers.get(Protocol.AUTHORIZATION);
-            if (auth != null && auth.startsWith(BEARER)) {
+            // The scheme's name is case-insensitive (RFC 7235, section 2.1): "bearer" and "BEARER" are "Bearer".
+            if (auth != null && auth.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
                 return tokens.principalOf(auth.substring(BEARER.length()).strip());
             }
         }

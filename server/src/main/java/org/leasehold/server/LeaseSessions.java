@@ -381,7 +381,8 @@ final class LeaseSessions {
             LeaseRequest request;
             try {
                 // The witnesses name the authenticated principal (none when the server authenticates nobody).
-                request = RequestChecks.acquire(req).withPrincipal(CallGate.ANONYMOUS.equals(principal) ? null : principal);
+                request = RequestChecks.acquire(req)
+                        .withPrincipal(CallGate.ANONYMOUS.equals(principal) ? null : principal);
             } catch (InvalidLeaseRequestException e) {
                 error(id, e, start);
                 return;

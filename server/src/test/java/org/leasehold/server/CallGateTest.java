@@ -226,9 +226,14 @@ class CallGateTest {
         assertNull(ok.closed);
         assertEquals("billing", pass(gate, new Call(lenientInfo(), Attributes.EMPTY), headers("1", "Bearer  " + TOKEN
                 + " ")).principal, "spaces around the token are not part of it");
+        for (String scheme : List.of("bearer ", "BEARER ", "bEaReR ")) {
+            assertEquals("billing", pass(gate, new Call(lenientInfo(), Attributes.EMPTY), headers("1", scheme + TOKEN))
+                    .principal, "the scheme's name in any case: " + scheme);
+        }
         List<String> refusedAuth = new ArrayList<>();
         refusedAuth.add(null);
-        refusedAuth.addAll(List.of("Basic " + TOKEN, TOKEN, "Bearer " + TOKEN + "x", "Bearer "));
+        refusedAuth.addAll(List.of("Basic " + TOKEN, TOKEN, "Bearer " + TOKEN + "x", "Bearer ", "Bearer",
+                "Bearer" + TOKEN, "bearer " + TOKEN.toUpperCase(java.util.Locale.ROOT)));
         for (String auth : refusedAuth) {
             Call call = new Call(lenientInfo(), Attributes.EMPTY);
             Service s = pass(gate, call, headers("1", auth));

@@ -16,11 +16,8 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
 import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -61,22 +58,7 @@ class PrincipalBindingTest {
 
     private final Path dir = Path.of("target", "principals-" + System.nanoTime());
     private final List<AutoCloseable> closing = new ArrayList<>();
-    private final List<LogRecord> logged = new CopyOnWriteArrayList<>();
-    private final Handler capture = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            logged.add(r);
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
-    private final Logger serviceLog = Logger.getLogger(LeaseCalls.class.getName());
+    private LogCapture serviceLog;
     private LeaseServer server;
 
     @BeforeEach
@@ -95,12 +77,12 @@ class PrincipalBindingTest {
                 .withSecurity(null, null, null, tokens, acl).withLimits(1_000, 1_000, 1_000, 64 * 1024)
                 .withSocket(ServerConfig.SocketSettings.loopback())
                 .withHttpListen(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)));
-        serviceLog.addHandler(capture);
+        serviceLog = LogCapture.of(LeaseCalls.class);
     }
 
     @AfterEach
     void stop() throws Exception {
-        serviceLog.removeHandler(capture);
+        serviceLog.close();
         List<AutoCloseable> reversed = new ArrayList<>(closing);
         Collections.reverse(reversed);
         for (AutoCloseable c : reversed) {
@@ -185,6 +167,7 @@ class PrincipalBindingTest {
         assertTrue(own.getMessage().contains(BILLING.toString()), own.getMessage());
 
         // An admin may end it; that is logged with both principals. Then billing's lease is over.
+        List<LogRecord> logged = serviceLog.records();
         assertTrue(logged.stream().noneMatch(r -> r.getMessage().contains("LEASEHOLD-2110")));
         ops.release(forged(held, BILLING, LeaseKind.FULL), null, null);
         assertFalse(ops.check(name, generation));

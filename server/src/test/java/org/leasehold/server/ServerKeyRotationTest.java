@@ -13,11 +13,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
 import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import java.util.stream.Collectors;
 
 import org.junit.jupiter.api.AfterEach;
@@ -161,35 +157,16 @@ class ServerKeyRotationTest {
         // every key it can read, and warns of the one it cannot.
         Files.writeString(state.resolve("signing").resolve("key.3.pem"), "not a key", StandardCharsets.US_ASCII);
         SigningKey k4 = files.next();
-        List<LogRecord> logged = new CopyOnWriteArrayList<>();
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord r) {
-                logged.add(r);
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        Logger holderLog = Logger.getLogger(EngineHolder.class.getName());
-        holderLog.addHandler(capture);
-        try {
+        try (LogCapture holderLog = LogCapture.of(EngineHolder.class)) {
             LeaseServer third2 = start(state, root, START.plus(Duration.ofHours(2)));
             RemoteLeaseService c3 = closing.later(new RemoteLeaseService(RemoteClientConfig.builder(third2.address())
                     .callTimeout(Duration.ofSeconds(10)).build()));
             assertEquals(Set.of(k4.id(), k2.id(), k1), served(c3), "the current key and the earlier ones it can read");
             Lease fourth = c3.acquire(LeaseRequest.builder(ME, "rotated/a").waitFor(Duration.ofSeconds(30)).build());
             assertEquals(k4.id(), witness(fourth).proof().keyId());
-            assertTrue(logged.stream().anyMatch(r -> r.getLevel() == Level.WARNING
+            assertTrue(holderLog.records().stream().anyMatch(r -> r.getLevel() == Level.WARNING
                     && r.getMessage().startsWith("LEASEHOLD-8105") && String.valueOf(r.getParameters()[0])
                             .endsWith("key.3.pem")), "the unreadable earlier key file is named in a warning");
-        } finally {
-            holderLog.removeHandler(capture);
         }
     }
 }

@@ -12,11 +12,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -135,25 +132,10 @@ class SigningDowngradeTest {
             c.release(lease, null, null);
             pinned.add(c);
         }
-        List<LogRecord> logged = new CopyOnWriteArrayList<>();
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord r) {
-                logged.add(r);
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        Logger clockLog = Logger.getLogger("org.leasehold.remote.SignedClock");
-        clockLog.addHandler(capture);
         String reason = "serves no keys and answers that it signs nothing";
-        try {
+        List<LogRecord> logged;
+        try (LogCapture clockLog = LogCapture.of("org.leasehold.remote.SignedClock")) {
+            logged = clockLog.records();
             int port = signing.port();
             int socketPort = signing.socketPort();
             signing.close();
@@ -163,8 +145,6 @@ class SigningDowngradeTest {
                     && r.getMessage().contains(reason)).count() < pinned.size() && System.nanoTime() < until) {
                 Thread.sleep(50);
             }
-        } finally {
-            clockLog.removeHandler(capture);
         }
         assertTrue(logged.stream().filter(r -> r.getLevel() == Level.WARNING
                 && r.getMessage().startsWith("LEASEHOLD-8114") && r.getMessage().contains(reason)).count()

@@ -207,12 +207,11 @@ final class KeysCommand implements Runnable {
         @Override
         public Integer call() {
             Path dir = stateDir.resolve("signing");
-            List<String> keyFiles = new ArrayList<>();
-            try (var names = Files.list(dir)) {
-                names.map(p -> p.getFileName().toString()).filter(n -> n.matches("key\\.[1-9][0-9]*\\.pem"))
-                        .forEach(keyFiles::add);
+            List<Path> keyFiles;
+            try {
+                keyFiles = KeyFiles.files(new NfsSafeFiles(), dir);
             } catch (IOException e) {
-                keyFiles.clear();
+                keyFiles = List.of();
             }
             if (keyFiles.isEmpty()) {
                 throw new CliFailure("no generated signing keys under " + dir + ": give the --state-dir of a lease "

@@ -179,6 +179,7 @@ class KeysCommandTest {
     void rotateServerLinksTheNextKeyFileOfAServersStateDirectoryAndKeepsItsService() throws Exception {
         try (TestStore s = new TestStore("keys-rotate-server")) {
             Path state = s.root.resolveSibling(s.root.getFileName() + "-server-state");
+            TestStore.deleteTree(state); // a state directory of its own, as the store's root is (a rerun starts afresh)
             KeyFiles files = new KeyFiles(new NfsSafeFiles(), Files.createDirectories(state).resolve("signing"),
                     "lease-server", new SecureRandom());
             KeyId first = files.current().id();

@@ -71,7 +71,15 @@ public final class KeyFiles {
 
     /** The key files, lowest-numbered first (the current key's is the last). */
     public List<Path> files() throws IOException {
-        List<Integer> numbers = numbers();
+        return files(fs, dir);
+    }
+
+    /**
+     * The key files in {@code dir}, lowest-numbered first; none if it does not exist (nothing is created, unlike the
+     * constructor: for a look at a directory that may be the wrong one).
+     */
+    public static List<Path> files(NfsSafeFiles fs, Path dir) throws IOException {
+        List<Integer> numbers = numbers(fs, dir);
         numbers.sort(null);
         List<Path> out = new ArrayList<>(numbers.size());
         for (int n : numbers) {
@@ -103,8 +111,12 @@ public final class KeyFiles {
     }
 
     private List<Integer> numbers() throws IOException {
+        return numbers(fs, dir);
+    }
+
+    private static List<Integer> numbers(NfsSafeFiles fs, Path dir) throws IOException {
         List<Integer> out = new ArrayList<>();
-        for (String s : fs.list(dir)) {
+        for (String s : listOrEmpty(fs, dir)) {
             if (s.startsWith("key.") && s.endsWith(".pem")) {
                 try {
                     int n = Integer.parseInt(s.substring(4, s.length() - 4));

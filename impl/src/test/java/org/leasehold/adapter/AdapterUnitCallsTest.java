@@ -6,19 +6,26 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.leasehold.bag.SealReport;
 import org.leasehold.connector.ConnectorException;
 import org.leasehold.connector.LeaseConnection;
 import org.leasehold.connector.LeaseOptions;
 import org.leasehold.lease.Lease;
+import org.leasehold.store.WriteRule;
 
 /**
  * The calls a connection makes for its unit of work, at their edges: the lease time and wait asked for or the
- * configured ones, and appends that carry no message or a null one.
+ * configured ones, appends that carry no message or a null one, and a lease taken after a holder whose lease ran out.
  */
 class AdapterUnitCallsTest {
     private AdapterFixture fx;
@@ -150,5 +157,46 @@ class AdapterUnitCallsTest {
         c.close();
         mc.destroy();
         assertTrue(fx.messages().isEmpty());
+    }
+
+    @Test
+    void aSuccessorOfAHolderWhoseLeaseRanOutSealsItsBucketsBeforeUsingTheLease() throws Exception {
+        LeaseConnection first = fx.connection();
+        first.acquire(LeaseOptions.of("successor/n").leaseFor(Duration.ofSeconds(2)));
+        first.append(bytes("by the first holder"));
+        Instant written = fx.messages().get(0).timestamp();
+        // No keeper renews the first holder's lease: it runs out without a release.
+        fx.context.refuseWork.set(true);
+        fx.time.advance(Duration.ofSeconds(3));
+        fx.context.drain();
+        fx.context.refuseWork.set(false);
+        try (LeaseConnection next = fx.connection()) {
+            CompletableFuture<Lease> taken = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return next.acquire("successor/n");
+                } catch (Exception e) {
+                    throw new CompletionException(e);
+                }
+            });
+            // The acquire waits, on this clock, until the first holder's late writes are settled.
+            Lease lease = null;
+            for (int i = 0; i < 600 && lease == null; i++) {
+                try {
+                    lease = taken.get(20, TimeUnit.MILLISECONDS);
+                } catch (TimeoutException e) {
+                    fx.time.advance(Duration.ofMillis(100));
+                }
+            }
+            assertTrue(lease != null && WriteRule.predecessorExpired(lease), "granted after an expired predecessor: "
+                    + lease);
+            // Its bucket was sealed by the acquire, before the successor could read or write under the lease.
+            SealReport again = fx.mcf.runtime().store().sealThrough("ledger", written, written.plusNanos(1_000));
+            assertEquals(List.of(SealReport.Outcome.ALREADY_SEALED),
+                    again.buckets().stream().map(SealReport.BucketSeal::outcome).toList(), again.toString());
+            next.append(bytes("by the successor"));
+        }
+        first.close();
+        assertEquals(List.of("by the first holder", "by the successor"), fx.messages().stream()
+                .map(m -> new String(m.payload(), StandardCharsets.UTF_8)).toList());
     }
 }

@@ -293,12 +293,21 @@ class AppendReadTest {
                 time.advance(Duration.ofMillis(150));
                 // The interval flush runs on the committer; one more append orders us after it.
                 store.append(AppendRequest.of("log", List.of(), bytes("last")));
+                long forced = store.stats().forces();
                 if (policy.mode() == FlushPolicy.Mode.INTERVAL) {
-                    assertTrue(store.stats().forces() >= 1, "the interval policy forces on its schedule");
+                    assertTrue(forced >= 1, "the interval policy forces on its schedule");
+                } else {
+                    assertEquals(0, forced, "the never policy does not force");
+                }
+                // The next interval: the flush was scheduled again, and forces what was written since.
+                time.advance(Duration.ofMillis(150));
+                store.append(AppendRequest.of("log", List.of(), bytes("after")));
+                if (policy.mode() == FlushPolicy.Mode.INTERVAL) {
+                    assertTrue(store.stats().forces() > forced, "the interval policy forces again one interval later");
                 } else {
                     assertEquals(0, store.stats().forces(), "the never policy does not force");
                 }
-                assertEquals(21, texts(store, ReadRequest.all("log")).size());
+                assertEquals(22, texts(store, ReadRequest.all("log")).size());
             }
         }
     }

@@ -1,6 +1,7 @@
 package org.leasehold.store;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.leasehold.store.StoreFixture.T0;
 import static org.leasehold.store.StoreFixture.config;
@@ -15,8 +16,10 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
+import org.leasehold.bag.AppendRequest;
 import org.leasehold.bag.Appended;
 import org.leasehold.bag.LeaseStamp;
 import org.leasehold.bag.ReadRequest;
@@ -25,8 +28,8 @@ import org.leasehold.store.format.Frames;
 import org.leasehold.time.ManualTimeSource;
 
 /**
- * The appender's decisions at their edges: when a store-chosen timestamp is bumped to the last one queued, and how many
- * queued frames one batch takes.
+ * The appender's decisions at their edges: when a store-chosen timestamp is bumped to the last one queued, how many
+ * queued frames one batch takes, and when an append waits for room in the queue.
  */
 class AppenderEdgesTest {
 
@@ -80,6 +83,71 @@ class AppenderEdgesTest {
             assertEquals(4, store.stats().batches(), "the first frame, then two, two and one");
             assertEquals(4, store.stats().forces(), "one force per batch");
             assertEquals(List.of("0", "1", "2", "3", "4", "5"), texts(store, ReadRequest.all("log")));
+        }
+    }
+
+    @Test
+    void anAppendWaitsForRoomOnlyWhenItsFrameWouldTakeTheQueuePastMaxQueuedBytes() throws Exception {
+        Path root = freshDir("appender-back-pressure");
+        ManualTimeSource time = StoreFixture.clock();
+        byte[] payload = new byte[1000];
+        int frame = (int) Frames.size(List.of(), new byte[0][], List.of(payload));
+        ScriptedHooks hooks = new ScriptedHooks();
+        CountDownLatch writing = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        hooks.beforeWrite.set(() -> {
+            writing.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        // Room for exactly two frames (the smallest queue the configuration allows is one largest frame, 2 KiB).
+        BagStoreConfig cfg = config(root).maxPayloadBytes(1024).maxFrameBytes(2048).maxQueuedBytes(2L * frame).build();
+        try (FileBagStore store = FileBagStore.open(cfg, time, hooks)) {
+            try {
+                List<CompletableFuture<Appended>> acks = new ArrayList<>();
+                acks.add(store.appendAsync(AppendRequest.of("log", List.of(), payload)));
+                assertTrue(writing.await(30, TimeUnit.SECONDS), "the first batch is being"
+                        + " written (and left the queue)");
+                // One frame queued behind it, then a second that brings the queue to exactly its bound: both are queued
+                // at once (on another thread, so that a wrong wait fails here rather than hanging the test).
+                for (int i = 0; i < 2; i++) {
+                    acks.add(CompletableFuture.supplyAsync(() -> store.appendAsync(AppendRequest.of("log", List.of(),
+                            payload))).get(5, TimeUnit.SECONDS));
+                }
+                // A third would take it past the bound: its caller waits until the committer takes the queue.
+                AtomicReference<CompletableFuture<Appended>> third = new AtomicReference<>();
+                AtomicReference<Throwable> failed = new AtomicReference<>();
+                Thread caller = new Thread(() -> {
+                    try {
+                        third.set(store.appendAsync(AppendRequest.of("log", List.of(), payload)));
+                    } catch (Throwable e) {
+                        failed.set(e);
+                    }
+                }, "appender-back-pressure-caller");
+                caller.start();
+                // Nothing holds the appender's lock while the committer is held before its write, so a caller that is
+                // WAITING waits for room.
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (caller.getState() != Thread.State.WAITING && caller.isAlive() && System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                }
+                assertEquals(Thread.State.WAITING, caller.getState(), "the third queued append waits for room");
+                assertNull(third.get(), "and has not been queued");
+                release.countDown();
+                caller.join(TimeUnit.SECONDS.toMillis(30));
+                assertNull(failed.get());
+                acks.add(third.get());
+                for (CompletableFuture<Appended> a : acks) {
+                    assertEquals(frame, a.get(30, TimeUnit.SECONDS).length());
+                }
+                assertEquals(4, store.stats().frames());
+                assertEquals(4, texts(store, ReadRequest.all("log")).size());
+            } finally {
+                release.countDown(); // a failed check must not leave the committer held: closing waits for it
+            }
         }
     }
 }

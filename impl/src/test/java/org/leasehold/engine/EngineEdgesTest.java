@@ -27,12 +27,14 @@ import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.InvalidLeaseRequestException.Reason;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseBusyException;
+import org.leasehold.lease.LeaseExpiredException;
 import org.leasehold.lease.LeaseGrant;
 import org.leasehold.lease.LeaseKind;
 import org.leasehold.lease.LeaseMode;
 import org.leasehold.lease.LeaseRequest;
 import org.leasehold.lease.LeaseServiceUnavailableException;
 import org.leasehold.lease.NameStatus;
+import org.leasehold.lease.StaleLeaseException;
 import org.leasehold.time.ManualTimeSource;
 
 /**
@@ -155,6 +157,25 @@ class EngineEdgesTest {
         }), "a sweep on another thread");
         assertEquals(B, within(second.submit(() -> engine.acquire(LeaseRequest.builder(B, "idle/a").build())),
                 "an acquisition after a sweep on another thread").holder());
+    }
+
+    @Test
+    void aLeaseThisServiceKnowsNothingOfIsExpiredFromItsDeadlineToTheMicrosecondAndStaleBefore() throws Exception {
+        // Another service's grant: the name is unknown here, as a name is once it is forgotten, so no history says
+        // how the grant ended. Before its deadline it is not a grant of this service; from its deadline, expired.
+        EmbeddedLeaseService other = engine(EngineConfig.defaults().withQuietPeriod(Duration.ZERO));
+        try {
+            Lease foreign = other.acquire(LeaseRequest.builder(A, "unknown/x").leaseFor(Duration.ofSeconds(10)).build());
+            time.set(foreign.deadline().minusNanos(1_000));
+            StaleLeaseException stale = assertThrows(StaleLeaseException.class,
+                    () -> engine.renew(foreign, time.now().plusSeconds(5), null));
+            assertTrue(stale.getMessage().contains("is not a current grant of this service"), stale.getMessage());
+            time.set(foreign.deadline());
+            assertThrows(LeaseExpiredException.class, () -> engine.renew(foreign, time.now().plusSeconds(5), null));
+            assertThrows(LeaseExpiredException.class, () -> engine.upgrade(foreign, null));
+        } finally {
+            other.close();
+        }
     }
 
     @Test
@@ -455,6 +476,27 @@ class EngineEdgesTest {
         LeaseGrant a = new LeaseGrant("ro/a", 7, new CorrelationId(1, 3), t, t, null);
         Lease earlier = new Lease(A, LeaseMode.EXCLUSIVE, LeaseKind.FULL, t, t.plusSeconds(5), List.of(b, a));
         assertEquals(List.of(a, b), engine.reinstate(earlier).grants());
+    }
+
+    @Test
+    void aReinstatedLeaseWhoseNamesAreNotLeaseNamesIsRefusedAndTakesNothing() throws Exception {
+        // The prepare journal a lease comes back from is a file: a name in it is checked like a requested one.
+        Instant t = time.now();
+        for (String bad : List.of("ro//bad", "ro/\u0001", "")) {
+            LeaseGrant g = new LeaseGrant(bad, 3, new CorrelationId(1, 4), t, t, null);
+            Lease earlier = new Lease(A, LeaseMode.EXCLUSIVE, LeaseKind.FULL, t, t.plusSeconds(5), List.of(g));
+            InvalidLeaseRequestException e = assertThrows(InvalidLeaseRequestException.class,
+                    () -> engine.reinstate(earlier), "'" + bad + "'");
+            assertTrue(e.getMessage().contains("lease name"), e.getMessage());
+        }
+        assertEquals(0, engine.rememberedNames(), "no name was taken");
+    }
+
+    @Test
+    void anEngineWithoutATimeMarkIsNeverBehindItsClock() {
+        assertEquals(Duration.ZERO, engine.clockBehind());
+        time.set(time.now().minusSeconds(5));
+        assertEquals(Duration.ZERO, engine.clockBehind(), "without a mark it has nothing to be behind");
     }
 
     @Test

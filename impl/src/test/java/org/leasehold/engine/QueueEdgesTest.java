@@ -24,8 +24,8 @@ import org.leasehold.time.ManualTimeSource;
 
 /**
  * The edges of a queued request's end: a requested deadline that passes just as the names become free (whichever
- * timer runs first), a fence reached while it waits, and a cancellation that leaves neither its time-out nor its
- * place in the queue behind.
+ * timer runs first), a wait that ends just as they become free, a fence reached while it waits, and a cancellation
+ * that leaves neither its time-out nor its place in the queue behind.
  */
 class QueueEdgesTest {
     private static final HolderId A = new HolderId("p", "a");
@@ -79,6 +79,29 @@ class QueueEdgesTest {
         assertEquals("the names became free only at " + d + ", when the requested deadline had passed: ask again",
                 refusal(b));
         assertEquals(0, engine.inspect("dt", 1).get(0).holders().size(), "nothing granted for no time at all");
+    }
+
+    @Test
+    void aWaitEndingExactlyWhenTheNamesBecomeFreeIsGrantedByItsOwnTimeOut() throws Exception {
+        Instant t0 = time.now();
+        Instant end = t0.plusSeconds(5);
+        engine.acquire(LeaseRequest.builder(A, "tg").leaseFor(Duration.ofSeconds(2)).build());
+        CompletableFuture<Lease> b = engine.acquireAsync(LeaseRequest.builder(B, "tg").leaseFor(Duration.ofSeconds(4))
+                .waitFor(Duration.ofSeconds(5)).build());
+        time.advance(Duration.ofSeconds(1));
+        // The holder takes its name again until the wait's end: the name's wake at that instant is scheduled (by the
+        // wake at the first deadline) after the request's time-out, which therefore runs first and finds it free.
+        engine.acquire(LeaseRequest.builder(A, "tg").until(end).build());
+        time.advance(Duration.ofSeconds(1));
+        assertFalse(b.isDone(), "still held by the holder's second grant");
+        time.set(end.minusNanos(1_000));
+        assertFalse(b.isDone(), "one microsecond before the wait ends");
+        time.set(end);
+        Lease granted = b.get(20, TimeUnit.SECONDS);
+        assertEquals(B, granted.holder());
+        assertEquals(end, granted.grantedAt(), "granted at the end of its wait, not refused");
+        assertEquals(end.plusSeconds(4), granted.deadline());
+        assertEquals(0, engine.inspect("tg", 1).get(0).waiters().size());
     }
 
     @Test

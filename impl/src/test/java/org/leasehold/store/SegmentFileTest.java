@@ -15,6 +15,7 @@ import java.util.Set;
 
 import org.junit.jupiter.api.Test;
 import org.leasehold.store.format.FormatException;
+import org.leasehold.store.format.Frames;
 import org.leasehold.store.format.SegmentFile;
 import org.leasehold.store.format.SegmentFile.Bucket;
 import org.leasehold.store.format.SegmentFile.Source;
@@ -151,6 +152,16 @@ class SegmentFileTest {
         assertArrayEquals(new long[] {40, 30, 100, 10}, SegmentFile.entriesNaming(meta, Set.of("b", "zz")));
         assertArrayEquals(new long[] {8, 20, 40, 30, 100, 10}, SegmentFile.entriesNaming(meta, Set.of("a", "b")));
         assertArrayEquals(new long[0], SegmentFile.entriesNaming(meta, Set.of("c", "")));
+        // The index lists its names in the order of their bytes ("b" was given first), as FORMAT.md says.
+        assertEquals(1, Frames.getUShort(meta, 4));
+        assertEquals((byte) 'a', meta[6]);
+        // Lists that interleave are merged by offset, and an entry naming both names is given once.
+        Map<String, long[]> interleaved = new LinkedHashMap<>();
+        interleaved.put("x", new long[] {8, 20, 100, 10});
+        interleaved.put("y", new long[] {40, 30, 100, 10, 200, 5});
+        byte[] other = SegmentFile.encodeMeta(0, 3_000_000, 1_000_000, INDEX, 4, interleaved, List.of());
+        assertArrayEquals(new long[] {8, 20, 40, 30, 100, 10, 200, 5},
+                SegmentFile.entriesNaming(other, Set.of("x", "y")));
         // The first name's entry count, made negative.
         ByteBuffer.wrap(meta).putInt(4 + 2 + 1, -1);
         assertEquals("index entry 0 runs past the index", assertThrows(FormatException.class,

@@ -64,6 +64,13 @@ class ViewSnapshotFileTest {
         assertEquals(-1, ViewSnapshotFile.parseName(name, v2), "another version's snapshot");
         assertEquals(-1, ViewSnapshotFile.parseName(name + ".w-a.0123456789abcdef", v1), "a prepared file");
         assertEquals(-1, ViewSnapshotFile.parseName("x" + name, v1));
+        assertEquals(-1, ViewSnapshotFile.parseName("+" + name, v1), "digits only, no sign Long.parseLong would take");
+        String digest = HexFormat.of().formatHex(v1, 0, 8);
+        assertEquals(-1, ViewSnapshotFile.parseName("-" + digest + ".snapshot", v1), "no boundary at all");
+        assertEquals(Long.MAX_VALUE, ViewSnapshotFile.parseName(Long.MAX_VALUE + "-" + digest + ".snapshot", v1),
+                "the longest boundary, 19 digits");
+        assertEquals(-1, ViewSnapshotFile.parseName("9" + Long.MAX_VALUE + "-" + digest + ".snapshot", v1),
+                "20 digits");
         assertFalse(NfsSafeFiles.isPreparedName(name));
         assertTrue(NfsSafeFiles.isPreparedName(name + ".w-a.0123456789abcdef"));
     }

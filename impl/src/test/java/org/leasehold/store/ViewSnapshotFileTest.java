@@ -52,6 +52,9 @@ class ViewSnapshotFileTest {
             byte[] cut = java.util.Arrays.copyOf(encoded, n);
             assertThrows(FormatException.class, () -> ViewSnapshotFile.decode(cut), n + " bytes");
         }
+        // A view whose state is empty (nothing folded yet, or a view that encodes nothing) is a valid snapshot.
+        byte[] empty = ViewSnapshotFile.encode(new ViewSnapshotFile.Snapshot(boundary, digest, "balances", new byte[0]));
+        assertEquals(0, ViewSnapshotFile.decode(empty).state().length);
     }
 
     @Test

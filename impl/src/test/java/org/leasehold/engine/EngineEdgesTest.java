@@ -139,6 +139,32 @@ class EngineEdgesTest {
     }
 
     @Test
+    void aWakeLetsGoOfItsNamesShardForOtherThreads() throws Exception {
+        engine.acquire(LeaseRequest.builder(A, "wake/x").leaseFor(Duration.ofSeconds(2)).build());
+        CompletableFuture<Lease> b = engine.acquireAsync(LeaseRequest.builder(B, "wake/x")
+                .waitFor(Duration.ofSeconds(10)).build());
+        // The wake at the holder's deadline runs on the thread that moves the clock, and grants the waiter.
+        within(first.submit(() -> {
+            time.advance(Duration.ofSeconds(2));
+            return null;
+        }), "the clock's advance");
+        assertTrue(b.isDone(), "granted by the wake");
+        // Another thread takes the name's shard (a lock a thread may take again, so only another one notices).
+        Future<Void> release = second.submit(() -> {
+            engine.release(b.get(), null, null);
+            return null;
+        });
+        try {
+            release.get(5, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            // The shard stays locked by the other thread: closing this engine would wait for it for ever.
+            engine = engine(EngineConfig.defaults().withQuietPeriod(Duration.ZERO));
+            throw new AssertionError("a release on another thread waited for the name's shard after a wake", e);
+        }
+        assertEquals(0, engine.inspect("wake/x", 1).get(0).holders().size());
+    }
+
+    @Test
     void idleNamesAreForgottenAtTheRetentionAndSweptEveryHalfRetention() throws Exception {
         Lease a = engine.acquire(LeaseRequest.builder(A, "idle/a").build());
         engine.release(a, null, null);

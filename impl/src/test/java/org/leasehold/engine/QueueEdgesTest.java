@@ -105,6 +105,28 @@ class QueueEdgesTest {
     }
 
     @Test
+    void aWaitersWakeMovesEarlierWhenTheHolderItWaitedForLeavesBeforeAShorterOne() throws Exception {
+        Instant t0 = time.now();
+        Lease first = engine.acquire(LeaseRequest.builder(A, "we").shared().leaseFor(Duration.ofSeconds(10)).build());
+        // An exclusive request waits for the shared holder: the name's wake is at its deadline, t0 + 10 s.
+        CompletableFuture<Lease> b = engine.acquireAsync(LeaseRequest.builder(B, "we").startedAt(t0)
+                .waitFor(Duration.ofSeconds(30)).build());
+        // An older shared request is queued before the younger one and joins the holder, until t0 + 3 s.
+        Lease older = engine.acquireAsync(LeaseRequest.builder(C, "we").shared().startedAt(t0.minusSeconds(1))
+                .leaseFor(Duration.ofSeconds(3)).waitFor(Duration.ofSeconds(5)).build()).get(20, TimeUnit.SECONDS);
+        assertEquals(t0, older.grantedAt());
+        time.advance(Duration.ofSeconds(1));
+        // The first holder leaves: the waiter now waits only for the older request's lease, so its wake moves to
+        // t0 + 3 s, earlier than the one pending.
+        engine.release(first, null, null);
+        assertFalse(b.isDone());
+        time.set(t0.plusSeconds(3));
+        // The wake runs on this thread as the clock reaches it, and grants there.
+        assertTrue(b.isDone(), "granted when the older lease ended, not at t0 + 10 s");
+        assertEquals(t0.plusSeconds(3), b.get().grantedAt());
+    }
+
+    @Test
     void aWaitEndingAfterTheFenceIsRefusedWithTheFencesReason() throws Exception {
         engine.acquire(LeaseRequest.builder(A, "f").build());
         CompletableFuture<Lease> b = engine.acquireAsync(LeaseRequest.builder(B, "f")

@@ -33,6 +33,20 @@ import org.leasehold.time.ManualTimeSource;
  */
 class AppenderEdgesTest {
 
+    /** Hooks that hold the committer before each write until {@code release}, counting {@code writing} down. */
+    private static ScriptedHooks holdingWrites(CountDownLatch writing, CountDownLatch release) {
+        ScriptedHooks hooks = new ScriptedHooks();
+        hooks.beforeWrite.set(() -> {
+            writing.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        return hooks;
+    }
+
     @Test
     void aTimestampIsNotBumpedToTheLastQueuedOneWhenThatIsExactlyTheDeadline() throws Exception {
         Path root = freshDir("appender-bump-deadline");
@@ -57,17 +71,9 @@ class AppenderEdgesTest {
         Path root = freshDir("appender-batch");
         ManualTimeSource time = StoreFixture.clock();
         int frame = (int) Frames.size(List.of(), new byte[0][], List.of(new byte[1]));
-        ScriptedHooks hooks = new ScriptedHooks();
         CountDownLatch writing = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        hooks.beforeWrite.set(() -> {
-            writing.countDown();
-            try {
-                release.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
+        ScriptedHooks hooks = holdingWrites(writing, release);
         try (FileBagStore store = FileBagStore.open(config(root).maxBatchBytes(2 * frame).build(), time, hooks)) {
             List<CompletableFuture<Appended>> acks = new ArrayList<>();
             acks.add(store.appendAsync(req("log", List.of(), "0")));
@@ -92,17 +98,9 @@ class AppenderEdgesTest {
         ManualTimeSource time = StoreFixture.clock();
         byte[] payload = new byte[1000];
         int frame = (int) Frames.size(List.of(), new byte[0][], List.of(payload));
-        ScriptedHooks hooks = new ScriptedHooks();
         CountDownLatch writing = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        hooks.beforeWrite.set(() -> {
-            writing.countDown();
-            try {
-                release.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
+        ScriptedHooks hooks = holdingWrites(writing, release);
         // Room for exactly two frames (the smallest queue the configuration allows is one largest frame, 2 KiB).
         BagStoreConfig cfg = config(root).maxPayloadBytes(1024).maxFrameBytes(2048).maxQueuedBytes(2L * frame).build();
         try (FileBagStore store = FileBagStore.open(cfg, time, hooks)) {

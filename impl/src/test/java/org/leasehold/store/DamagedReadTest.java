@@ -67,16 +67,11 @@ class DamagedReadTest {
 
         /** Writes {@code bytes} over the file at {@code at}. */
         void overwrite(long at, byte[] bytes) throws Exception {
-            try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-                f.seek(at);
-                f.write(bytes);
-            }
+            StoreFixture.overwrite(file, at, bytes);
         }
 
         void cut(long size) throws Exception {
-            try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-                f.setLength(size);
-            }
+            StoreFixture.cut(file, size);
         }
 
         /** The payloads read, and the problems. */

@@ -6,14 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.leasehold.store.StoreFixture.T0;
 import static org.leasehold.store.StoreFixture.config;
+import static org.leasehold.store.StoreFixture.flip;
 import static org.leasehold.store.StoreFixture.freshDir;
 import static org.leasehold.store.StoreFixture.lease;
 import static org.leasehold.store.StoreFixture.req;
 import static org.leasehold.store.StoreFixture.text;
 
-import java.io.RandomAccessFile;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -107,16 +105,11 @@ class ReaderMutantsTest {
         }
 
         void overwrite(long at, byte... bytes) throws Exception {
-            try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-                f.seek(at);
-                f.write(bytes);
-            }
+            StoreFixture.overwrite(file, at, bytes);
         }
 
         void cut(long size) throws Exception {
-            try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-                f.setLength(size);
-            }
+            StoreFixture.cut(file, size);
         }
 
         /** Seals bucket T0: its lock file lists the file's size now. */
@@ -301,15 +294,6 @@ class ReaderMutantsTest {
     private static Path segment(Path root, Instant from) {
         return root.resolve(LOG).resolve(Compactor.SEGMENTS).resolve(SegmentFile.name(Micros.of(from),
                 Micros.of(from.plusSeconds(1))));
-    }
-
-    private static void flip(Path file, long at) throws Exception {
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            ByteBuffer one = ByteBuffer.allocate(1);
-            ch.read(one, at);
-            one.put(0, (byte) (one.get(0) ^ 0x40)).rewind();
-            ch.write(one, at);
-        }
     }
 
     @Test

@@ -5,15 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.leasehold.store.StoreFixture.T0;
+import static org.leasehold.store.StoreFixture.flip;
 import static org.leasehold.store.StoreFixture.freshDir;
 import static org.leasehold.store.StoreFixture.lease;
 import static org.leasehold.store.StoreFixture.req;
 
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -68,15 +66,6 @@ class SegmentsTest {
         SegmentFile.Trailer t = SegmentFile.trailer(java.util.Arrays.copyOfRange(a, a.length - SegmentFile.TRAILER,
                 a.length), a.length);
         return java.util.Arrays.copyOfRange(a, (int) t.indexOffset(), a.length);
-    }
-
-    private static void flip(Path file, long at) throws Exception {
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            ByteBuffer one = ByteBuffer.allocate(1);
-            ch.read(one, at);
-            one.put(0, (byte) (one.get(0) ^ 0x40)).rewind();
-            ch.write(one, at);
-        }
     }
 
     @Test

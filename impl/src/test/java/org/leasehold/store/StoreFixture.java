@@ -1,12 +1,16 @@
 package org.leasehold.store;
 
 import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.time.Instant;
@@ -113,6 +117,31 @@ final class StoreFixture {
             out.add(text(m));
         }
         return out;
+    }
+
+    /** Writes {@code bytes} over {@code file} at {@code at} (damage by hand). */
+    static void overwrite(Path file, long at, byte... bytes) throws IOException {
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+            f.seek(at);
+            f.write(bytes);
+        }
+    }
+
+    /** Cuts {@code file} to {@code size} bytes. */
+    static void cut(Path file, long size) throws IOException {
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+            f.setLength(size);
+        }
+    }
+
+    /** Flips one bit of the byte of {@code file} at {@code at}. */
+    static void flip(Path file, long at) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer one = ByteBuffer.allocate(1);
+            ch.read(one, at);
+            one.put(0, (byte) (one.get(0) ^ 0x40)).rewind();
+            ch.write(one, at);
+        }
     }
 
     static Duration ms(long v) {

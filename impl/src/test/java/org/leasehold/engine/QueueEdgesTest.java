@@ -24,8 +24,9 @@ import org.leasehold.time.ManualTimeSource;
 
 /**
  * The edges of a queued request's end: a requested deadline that passes just as the names become free (whichever
- * timer runs first), a wait that ends just as they become free, a fence reached while it waits, and a cancellation
- * that leaves neither its time-out nor its place in the queue behind.
+ * timer runs first), a wait that ends just as they become free, a wake that moves earlier when the holder waited
+ * for leaves, a fence reached while it waits, and a cancellation that leaves neither its time-out nor its place in
+ * the queue behind.
  */
 class QueueEdgesTest {
     private static final HolderId A = new HolderId("p", "a");

@@ -43,7 +43,7 @@ import org.leasehold.time.Micros;
  * past the end; a message at the epoch, a closed stream; segments published after a read began, a segment damaged
  * inside a bucket whose files are gone, and a segment with a damaged index whose buckets retention was removing.
  */
-class ReaderMutantsTest {
+class ReaderEdgesTest {
     private static final String LOG = "log";
 
     private record Read(List<String> texts, List<ReadProblem> problems) {

@@ -29,7 +29,14 @@ import org.leasehold.time.ManualTimeSource;
 final class StoreFixture {
     /** A bucket boundary, far from minute and hour edges. */
     static final Instant T0 = Instant.parse("2026-11-22T02:43:10Z");
-    static final Path BASE = Paths.get("target", "store-tests").toAbsolutePath();
+    /**
+     * {@code target/store-tests}, or {@code target/store-tests/pid-<pid>} when the system property
+     * {@code leasehold.test.dirPerProcess} is true: mutation testing runs the same tests in two worker processes at
+     * once, which must not share a test's directory.
+     */
+    static final Path BASE = Boolean.getBoolean("leasehold.test.dirPerProcess")
+            ? Paths.get("target", "store-tests", "pid-" + ProcessHandle.current().pid()).toAbsolutePath()
+            : Paths.get("target", "store-tests").toAbsolutePath();
     static final Path LOCKS = BASE.resolve("writer-locks");
 
     private StoreFixture() {

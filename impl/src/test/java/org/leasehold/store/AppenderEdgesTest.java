@@ -86,6 +86,7 @@ class AppenderEdgesTest {
                 assertEquals(frame, a.get(30, TimeUnit.SECONDS).length());
             }
             assertEquals(6, store.stats().frames());
+            assertEquals(6L * frame, store.stats().bytes(), "every frame's bytes counted once");
             assertEquals(4, store.stats().batches(), "the first frame, then two, two and one");
             assertEquals(4, store.stats().forces(), "one force per batch");
             assertEquals(List.of("0", "1", "2", "3", "4", "5"), texts(store, ReadRequest.all("log")));

@@ -92,6 +92,10 @@ class FrameStructureTest {
         assertEquals("frame structure: 2 unexplained bytes at the end of the frame", refused(resealed(cut)));
         byte[] two = Arrays.copyOf(a, a.length - 2);
         assertEquals("frame structure: message count 2 is invalid for the frame's length", refused(resealed(two)));
+        // Room for two length fields by the count's check, but the first message's bytes take the second's.
+        byte[] six = frame(List.of(), "abcdef", "");
+        byte[] sixCut = Arrays.copyOf(six, six.length - 2);
+        assertEquals("frame structure: message 1 runs past the frame", refused(resealed(sixCut)));
     }
 
     @Test
@@ -116,6 +120,10 @@ class FrameStructureTest {
         ByteBuffer.wrap(whole).putInt(witnessLen, toEnd);
         assertEquals("frame structure: message count runs past the frame", refused(resealed(whole)),
                 "a witness up to the frame's end is the lease's; what is missing is the messages");
+        // A frame that ends right after its message count: the count is read, and no count fits.
+        byte[] countLast = Arrays.copyOf(one, one.length - 4 - 1);
+        assertEquals("frame structure: message count 1 is invalid for the frame's length", refused(
+                resealed(countLast)));
         byte[] more = one.clone();
         ByteBuffer.wrap(more).putShort(LEASES_AT, (short) 2);
         assertTrue(refused(resealed(more)).startsWith("frame structure: lease 1 "));

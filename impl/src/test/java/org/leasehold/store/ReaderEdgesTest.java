@@ -31,6 +31,7 @@ import org.leasehold.bag.Message;
 import org.leasehold.bag.MessageStream;
 import org.leasehold.bag.ReadProblem;
 import org.leasehold.bag.ReadRequest;
+import org.leasehold.bag.StoreUnavailableException;
 import org.leasehold.store.format.Frames;
 import org.leasehold.store.format.SegmentFile;
 import org.leasehold.time.ManualTimeSource;
@@ -41,7 +42,8 @@ import org.leasehold.time.Micros;
  * its end, a smallest frame as the last thing after damage, a last frame failing its checksum, a timestamp going
  * back with a frame after it, damage and a zero tail past the first chunk, a header after damage whose length runs
  * past the end; a message at the epoch, a closed stream; segments published after a read began, a segment damaged
- * inside a bucket whose files are gone, and a segment with a damaged index whose buckets retention was removing.
+ * inside a bucket whose files are gone, a segment with a damaged index whose buckets retention was removing; a range
+ * read from a segment at its two instants, and a sealed bucket whose lock file vanishes after it was listed.
  */
 class ReaderEdgesTest {
     private static final String LOG = "log";
@@ -404,6 +406,52 @@ class ReaderEdgesTest {
             assertEquals(all.subList(11, 50), after.texts());
             assertEquals(List.of(), after.problems());
             assertThrows(CorruptRecordException.class, () -> read(fresh, ReadRequest.all(LOG)));
+        }
+    }
+
+    @Test
+    void aReadServedFromASegmentEndsBeforeItsToInstantAndStartsAtItsFromInstant() throws Exception {
+        Path root = freshDir("mutants-segment-bounds");
+        ManualTimeSource time = StoreFixture.clock();
+        try (FileBagStore store = FileBagStore.open(SegmentsRandomizedTest.config(root, "w").build(), time)) {
+            List<String> all = fiveSeconds(store, time, "n");
+            CompactionReport r = store.compact(LOG, Duration.between(T0.plusSeconds(5), time.now()));
+            assertEquals(5, r.published().size(), r.toString());
+            // Message i was written at T0 + 100 i + 10 ms: from m12's instant up to m17's, both read from a segment.
+            Read got = read(store, ReadRequest.all(LOG).between(T0.plusMillis(1210), T0.plusMillis(1710)));
+            assertEquals(all.subList(12, 17), got.texts(), "from is inclusive, to exclusive");
+            assertEquals(List.of(), got.problems());
+        }
+    }
+
+    @Test
+    void aSealedBucketWhoseLockFileVanishesAfterItWasListedAndNoSegmentHoldsItIsUnavailableNotSkipped()
+            throws Exception {
+        Path root = freshDir("mutants-lock-gone");
+        ManualTimeSource time = StoreFixture.clock();
+        ScriptedHooks hooks = new ScriptedHooks();
+        try (FileBagStore store = FileBagStore.open(config(root).build(), time, hooks)) {
+            store.append(req(LOG, List.of(lease("n", 1)), "sealed"));
+            time.set(T0.plusSeconds(30));
+            store.sealThrough(LOG, T0, T0.plusSeconds(1));
+            Path lock;
+            try (Stream<Path> s = Files.walk(root.resolve(LOG))) {
+                lock = s.filter(f -> f.getFileName().toString().equals(Names.LOCK)).findFirst().orElseThrow();
+            }
+            // A segments directory that holds no segment of this bucket (as after compacting other buckets).
+            Files.createDirectories(root.resolve(LOG).resolve(Compactor.SEGMENTS));
+            hooks.bucketListed.set(() -> {
+                try {
+                    Files.delete(lock);
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            // Only retention removes a sealed bucket's files, and only once a segment holds them: with none, the
+            // read cannot tell what it misses, and says so rather than skip the bucket.
+            StoreUnavailableException e = assertThrows(StoreUnavailableException.class,
+                    () -> read(store, ReadRequest.all(LOG)));
+            assertTrue(e.getMessage().contains("reading the lock file of bucket"), e.getMessage());
         }
     }
 

@@ -7,21 +7,28 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.leasehold.store.StoreFixture.T0;
 import static org.leasehold.store.StoreFixture.freshDir;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 import org.leasehold.bag.SealReport;
 import org.leasehold.fs.NfsSafeFiles;
 import org.leasehold.store.format.LockFile;
 import org.leasehold.time.ManualTimeSource;
+import org.leasehold.time.TimeSource;
 import org.leasehold.time.Micros;
 
 /**
  * The sealer on its own, on a real directory: a missing bucket left alone or created and sealed empty, the lock file's
- * entries (sorted, only data files, this process's own sizes where given), and what it records about the sealing.
+ * entries (sorted, only data files, this process's own sizes where given), what it records about the sealing, and
+ * another sealer's lock file appearing between its prelock and its second listing.
  */
 class SealerTest {
     private static final LogGeometry G = new LogGeometry(1_000_000, 2_000_000, 500_000);
@@ -93,5 +100,52 @@ class SealerTest {
         assertEquals("leasehold-prelock 1\nsealer w-z\nat 1\n", Files.readString(dir.resolve(Names.PRELOCK)),
                 "another sealer's prelock is left as it is");
         assertEquals(List.of(new LockFile.Entry("w-a.0.data", 7)), r.lock().files());
+    }
+
+    @Test
+    void aSealerThatFindsAnotherSealersLockOnceItsOwnPrelockIsWrittenReturnsThatLockAndWritesNone() throws Exception {
+        Path root = freshDir("sealer-lock-after-prelock");
+        LogHandle log = new LogHandle("log", root.resolve("log"), G);
+        long start = Micros.of(T0);
+        Path dir = log.bucketDir(start);
+        Files.createDirectories(dir);
+        Files.write(dir.resolve("w-a.0.data"), new byte[7]);
+        LockFile theirs = new LockFile("log", start, 1_000_000, "w-z", Micros.of(T0.plusSeconds(2)),
+                List.of(new LockFile.Entry("w-a.0.data", 7)));
+        ManualTimeSource manual = new ManualTimeSource(T0.plusSeconds(3));
+        AtomicBoolean first = new AtomicBoolean(true);
+        // The sealer first reads its clock while writing its prelock: another sealer links its lock file just then,
+        // between this sealer's first listing and its second.
+        TimeSource racing = new TimeSource() {
+            @Override
+            public Clock clock() {
+                return manual.clock();
+            }
+
+            @Override
+            public long nowMicros() {
+                if (first.getAndSet(false)) {
+                    try {
+                        Files.write(dir.resolve(Names.LOCK), theirs.encode());
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                }
+                return manual.nowMicros();
+            }
+
+            @Override
+            public Timer schedule(long atMicros, Runnable task) {
+                return manual.schedule(atMicros, task);
+            }
+        };
+        Sealer.Result r = new Sealer(new NfsSafeFiles(), "w-b", racing).seal(log, start, false, null);
+        assertFalse(first.get(), "the race happened");
+        assertEquals(SealReport.Outcome.HELPED, r.outcome());
+        assertEquals(theirs, r.lock());
+        try (Stream<Path> files = Files.list(dir)) {
+            assertEquals(List.of(), files.map(f -> f.getFileName().toString())
+                    .filter(n -> n.startsWith(Names.LOCK_PREPARED_PREFIX)).toList(), "no lock file of its own prepared");
+        }
     }
 }

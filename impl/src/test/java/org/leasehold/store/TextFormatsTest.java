@@ -78,6 +78,7 @@ class TextFormatsTest {
         assertTrue(lockRefused(lock("files 1", "w-0.0.data")).contains("line 7 is not"));
         assertTrue(lockRefused(lock("files 1", "w-0.0.data 1 2")).contains("line 7 is not"));
         assertTrue(lockRefused(lock("files 1", "../w-0.0.data 1")).contains("line 7 is not"));
+        assertTrue(lockRefused(lock("files 1", "/w-0.0.data 1")).contains("line 7 is not"), "an absolute path");
         assertTrue(lockRefused(lock("files 1", "w-0.0.data -1")).contains("lists a negative size: 'w-0.0.data -1'"));
         assertTrue(lockRefused(lock("files 1", "w-0.0.data x")).contains("malformed number for 'size': 'x'"));
         assertTrue(lockRefused(lock("files two")).contains("malformed number for 'files': 'two'"));

@@ -85,14 +85,20 @@ class SealerTest {
         assertEquals("leasehold-prelock 1\nsealer w-a\nat " + Micros.of(T0.plusSeconds(3)) + "\n", prelock);
     }
 
-    @Test
-    void aSecondSealerThatFindsAPrelockHelpsAndWritesItsOwnLockFileWhichTheFirstLinkWins() throws Exception {
-        Path root = freshDir("sealer-help");
-        LogHandle log = new LogHandle("log", root.resolve("log"), G);
-        long start = Micros.of(T0);
-        Path dir = log.bucketDir(start);
+    /** A log whose bucket at T0 holds one data file, {@code w-a.0.data}, of 7 bytes, and nothing else. */
+    private static LogHandle bucketWithOneDataFileOf7Bytes(String test) throws Exception {
+        LogHandle log = new LogHandle("log", freshDir(test).resolve("log"), G);
+        Path dir = log.bucketDir(Micros.of(T0));
         Files.createDirectories(dir);
         Files.write(dir.resolve("w-a.0.data"), new byte[7]);
+        return log;
+    }
+
+    @Test
+    void aSecondSealerThatFindsAPrelockHelpsAndWritesItsOwnLockFileWhichTheFirstLinkWins() throws Exception {
+        LogHandle log = bucketWithOneDataFileOf7Bytes("sealer-help");
+        long start = Micros.of(T0);
+        Path dir = log.bucketDir(start);
         Files.writeString(dir.resolve(Names.PRELOCK), "leasehold-prelock 1\nsealer w-z\nat 1\n");
         ManualTimeSource time = new ManualTimeSource(T0.plusSeconds(3));
         Sealer.Result r = new Sealer(new NfsSafeFiles(), "w-b", time).seal(log, start, false, null);
@@ -104,12 +110,9 @@ class SealerTest {
 
     @Test
     void aSealerThatFindsAnotherSealersLockOnceItsOwnPrelockIsWrittenReturnsThatLockAndWritesNone() throws Exception {
-        Path root = freshDir("sealer-lock-after-prelock");
-        LogHandle log = new LogHandle("log", root.resolve("log"), G);
+        LogHandle log = bucketWithOneDataFileOf7Bytes("sealer-lock-after-prelock");
         long start = Micros.of(T0);
         Path dir = log.bucketDir(start);
-        Files.createDirectories(dir);
-        Files.write(dir.resolve("w-a.0.data"), new byte[7]);
         LockFile theirs = new LockFile("log", start, 1_000_000, "w-z", Micros.of(T0.plusSeconds(2)),
                 List.of(new LockFile.Entry("w-a.0.data", 7)));
         ManualTimeSource manual = new ManualTimeSource(T0.plusSeconds(3));

@@ -18,8 +18,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -291,6 +293,8 @@ class AppendReadTest {
                 }
                 assertEquals(0, store.stats().forces(), "acknowledged without forcing");
                 assertEquals(20, texts(store, ReadRequest.all("log")).size());
+                // Only once the committer waits for work does the flush need the wake (a busy one takes it anyway).
+                awaitIdleCommitter("log");
                 time.advance(Duration.ofMillis(150));
                 if (policy.mode() == FlushPolicy.Mode.INTERVAL) {
                     // The interval flush runs on the committer, which is woken for it, with no append to wake it.
@@ -319,6 +323,22 @@ class AppendReadTest {
                 assertEquals(22, texts(store, ReadRequest.all("log")).size());
             }
         }
+    }
+
+    /** Waits until the committer thread of {@code log} waits for work in {@code Appender.take}. */
+    private static void awaitIdleCommitter(String log) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(8);
+        while (System.nanoTime() < until) {
+            for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+                if (e.getKey().getName().equals("leasehold-bag-" + log)
+                        && Arrays.stream(e.getValue()).anyMatch(f -> f.getMethodName().equals("take"))
+                        && Arrays.stream(e.getValue()).anyMatch(f -> f.getMethodName().equals("awaitUninterruptibly"))) {
+                    return;
+                }
+            }
+            Thread.sleep(1);
+        }
+        throw new AssertionError("the committer of log '" + log + "' did not go idle within 8 s");
     }
 
     @Test

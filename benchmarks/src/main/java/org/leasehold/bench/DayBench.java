@@ -395,7 +395,8 @@ public final class DayBench {
                 .retentionDelay(Duration.ofMinutes(10)).build(), time);
         CompactionReport marked = compacted.compact(LOG);
         if (!marked.published().isEmpty() || marked.bucketsRemoved() != 0) {
-            throw new IllegalStateException("the day was compacted, and no segment was marked yet: " + marked);
+            throw new IllegalStateException("the first compaction with retention on should publish nothing (the day "
+                    + "is compacted) and remove nothing (it only marks the segments): " + marked);
         }
         time.advance(Duration.ofMinutes(11));
         long e0 = System.nanoTime();

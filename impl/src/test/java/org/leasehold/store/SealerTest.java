@@ -22,8 +22,8 @@ import org.leasehold.bag.SealReport;
 import org.leasehold.fs.NfsSafeFiles;
 import org.leasehold.store.format.LockFile;
 import org.leasehold.time.ManualTimeSource;
-import org.leasehold.time.TimeSource;
 import org.leasehold.time.Micros;
+import org.leasehold.time.TimeSource;
 
 /**
  * The sealer on its own, on a real directory: a missing bucket left alone or created and sealed empty, the lock file's

@@ -141,6 +141,11 @@ public final class EtcdLeaseService implements LeaseService {
         long since;
         long age;
         long waitUntil;
+        /**
+         * The etcd revision at which its queue entries were created (the second key of the queue order, after
+         * {@link #age}); 0 while it is not queued, or being queued.
+         */
+        volatile long queuedRevision;
         final CompletableFuture<Lease> future = new CompletableFuture<>();
         final ReentrantLock lock = new ReentrantLock();
         final AtomicBoolean rerun = new AtomicBoolean();
@@ -469,9 +474,11 @@ public final class EtcdLeaseService implements LeaseService {
         for (String n : p.names) {
             ops.add(store.putWaiter(n, w, session));
         }
-        if (store.commit(compares, ops, "queueing of a request") < 0) {
+        long revision = store.commit(compares, ops, "queueing of a request");
+        if (revision < 0) {
             return false;
         }
+        p.queuedRevision = revision;
         p.registered = true;
         if (p.timeout == null) {
             p.timeout = time.schedule(p.waitUntil, () -> later(() -> drive(p)));
@@ -500,6 +507,7 @@ public final class EtcdLeaseService implements LeaseService {
 
     private void forget(Pending p) {
         p.done = true;
+        p.queuedRevision = 0;
         for (String n : p.names) {
             Set<Pending> s = waiting.get(n);
             if (s != null) {
@@ -538,7 +546,12 @@ public final class EtcdLeaseService implements LeaseService {
             }
             try {
                 while (p.rerun.getAndSet(false)) {
-                    if (p.future.isDone()) {
+                    if (p.done || p.future.isDone()) {
+                        // Woken as the head of a queue after it left it (a change seen before it was forgotten): the
+                        // wake belongs to the request now first in line.
+                        for (String n : p.names) {
+                            wakeHead(n);
+                        }
                         return;
                     }
                     step(p);
@@ -605,14 +618,46 @@ public final class EtcdLeaseService implements LeaseService {
     private void changed(String name, long revision) {
         see(name);
         written.computeIfPresent(name, (k, w) -> w.revision() >= revision ? w : new Written(null, revision, false));
+        wakeHead(name);
+    }
+
+    /**
+     * Decides again, on a dispatcher thread, the request of this service first in {@code name}'s queue order, and any
+     * whose place is not known yet (being queued). Those behind the first cannot be granted before it (queues are
+     * served in order), so they are not woken: when the first leaves the queue (granted, failed, withdrawn), the
+     * change wakes the next, and a wake that finds its request already gone is passed on ({@link #drive}).
+     */
+    private void wakeHead(String name) {
+        Pending head = head(name);
         Set<Pending> s = waiting.get(name);
         if (s == null) {
             return;
         }
         for (Pending p : s) {
-            p.rerun.set(true);
-            later(() -> drive(p));
+            if (p == head || !p.done && p.queuedRevision == 0) {
+                p.rerun.set(true);
+                later(() -> drive(p));
+            }
         }
+    }
+
+    /** This service's request first in {@code name}'s queue order (oldest, then earliest queued), or null. */
+    private Pending head(String name) {
+        Set<Pending> s = waiting.get(name);
+        if (s == null) {
+            return null;
+        }
+        Pending head = null;
+        for (Pending p : s) {
+            long revision = p.queuedRevision;
+            if (p.done || revision == 0) {
+                continue;
+            }
+            if (head == null || p.age < head.age || p.age == head.age && revision < head.queuedRevision) {
+                head = p;
+            }
+        }
+        return head;
     }
 
     /** Runs {@code task} on a dispatcher thread (nothing once the service is closed). */
@@ -641,26 +686,26 @@ public final class EtcdLeaseService implements LeaseService {
         }
     }
 
-    /** Decides the queued requests of {@code names} of this front now, in the calling thread (after a release). */
+    /**
+     * Decides the first queued request of this front on each of {@code names} now, in the calling thread (after a
+     * release); the requests behind it are woken when it leaves the queue ({@link #wakeHead}).
+     */
     private void settle(List<String> names) {
         Set<Pending> seen = new java.util.HashSet<>();
         for (String n : names) {
-            Set<Pending> s = waiting.get(n);
-            if (s == null) {
+            Pending p = head(n);
+            if (p == null || !seen.add(p)) {
                 continue;
             }
-            List<Pending> ordered = new ArrayList<>(s);
-            ordered.sort(Comparator.comparing(x -> x.id));
-            for (Pending p : ordered) {
-                if (!seen.add(p)) {
-                    continue;
-                }
-                p.lock.lock();
-                try {
-                    step(p);
-                } finally {
-                    p.lock.unlock();
-                }
+            p.lock.lock();
+            try {
+                step(p);
+            } finally {
+                p.lock.unlock();
+            }
+            if (p.rerun.get()) {
+                // A change came while it was decided here (drive found the lock taken): decide it again.
+                later(() -> drive(p));
             }
         }
     }
@@ -706,6 +751,10 @@ public final class EtcdLeaseService implements LeaseService {
             for (WaiterRecord w : r.waiters()) {
                 if (w.id().equals(p.id)) {
                     mine = w.createRevision();
+                    if (p.registered) {
+                        // The place etcd gave it, which the head of a queue is chosen by (wakeHead).
+                        p.queuedRevision = mine;
+                    }
                     break;
                 }
             }

@@ -19,9 +19,16 @@ import org.leasehold.lease.Lease;
 final class LeaseConnectionImpl implements LeaseConnection {
     private volatile LeaseholdManagedConnection mc;
     private volatile boolean closed;
+    /** The principal the container signed this handle on as ({@link CallerPrincipal}), or null. */
+    private final String principal;
 
-    LeaseConnectionImpl(LeaseholdManagedConnection mc) {
+    LeaseConnectionImpl(LeaseholdManagedConnection mc, String principal) {
         this.mc = mc;
+        this.principal = principal;
+    }
+
+    String principal() {
+        return principal;
     }
 
     LeaseholdManagedConnection managedConnection() {

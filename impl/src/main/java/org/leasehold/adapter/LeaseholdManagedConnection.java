@@ -72,7 +72,7 @@ final class LeaseholdManagedConnection implements ManagedConnection {
         lock.lock();
         try {
             UnitOfWork u = usableUnit(handle);
-            Lease lease = rm.acquire(u, options);
+            Lease lease = rm.acquire(u, options, handle.principal());
             if (u.xid != null && !u.holdsUntilCompletion()) {
                 // Once per transaction branch: the registry is behind the adapter's lock, not for every acquire.
                 rm.holdUntilCompletion(u, synchronizationRegistry());
@@ -153,7 +153,7 @@ final class LeaseholdManagedConnection implements ManagedConnection {
         if (destroyed) {
             throw new IllegalStateException("this Leasehold managed connection was destroyed");
         }
-        LeaseConnectionImpl handle = new LeaseConnectionImpl(this);
+        LeaseConnectionImpl handle = new LeaseConnectionImpl(this, CallerPrincipal.of(subject, factory));
         handles.add(handle);
         return handle;
     }

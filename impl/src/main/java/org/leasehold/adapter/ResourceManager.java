@@ -84,8 +84,8 @@ final class ResourceManager {
     // ------------------------------------------------------------------------------------------------ calls
 
     /** See {@link UnitCalls#acquire}. */
-    Lease acquire(UnitOfWork u, LeaseOptions options) throws LeaseholdException {
-        return recording.acquire(u, options, () -> calls.acquire(u, options));
+    Lease acquire(UnitOfWork u, LeaseOptions options, String principal) throws LeaseholdException {
+        return recording.acquire(u, options, () -> calls.acquire(u, options, principal));
     }
 
     void append(UnitOfWork u, byte[][] payloads) throws LeaseholdException {

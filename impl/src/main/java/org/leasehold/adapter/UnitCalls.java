@@ -57,9 +57,11 @@ final class UnitCalls {
     /**
      * Takes the leases {@code options} asks for, for {@code u}. Names {@code u} already holds (from an earlier acquire
      * of the same transaction, say a nested {@code @Leased} method) are kept as granted, not taken again; if it holds
-     * them all, the lease holding the first name is returned.
+     * them all, the lease holding the first name is returned. {@code principal} (null: none known) is the one the
+     * container signed the calling handle on as; an embedded engine names it in the lease's witnesses, a lease server
+     * names the one its credentials prove instead.
      */
-    Lease acquire(UnitOfWork u, LeaseOptions options) throws LeaseholdException {
+    Lease acquire(UnitOfWork u, LeaseOptions options, String principal) throws LeaseholdException {
         LeaseOptions o = options;
         checkUsable(u);
         if (u.state() != UnitOfWork.State.ACTIVE) {
@@ -97,7 +99,7 @@ final class UnitCalls {
                 // single-lease transaction for a lease conflict); from its second lease on, wound-wait applies.
                 .onlyLease(u.transactional && u.leases().isEmpty())
                 .leaseFor(o.leaseTime() != null ? o.leaseTime() : config.maxLease())
-                .waitFor(o.maxWait() != null ? o.maxWait() : config.defaultWait()).build();
+                .waitFor(o.maxWait() != null ? o.maxWait() : config.defaultWait()).build().withPrincipal(principal);
         String clockProblem = clocks.problem();
         if (clockProblem != null) {
             metrics.acquireFailed();

@@ -97,6 +97,71 @@ class AdapterSigningTest {
     }
 
     /**
+     * Container-managed sign-on: the container passes a {@link javax.security.auth.Subject} with each connection, and
+     * the embedded engine names its principal in the lease's witnesses (the user name of the password credential for
+     * this factory, else the Subject's one principal), in a transaction in the witness of the upgrade at prepare too.
+     * No Subject, a credential of another factory with several principals: no principal.
+     */
+    @Test
+    void theContainersSubjectNamesThePrincipalInTheWitnesses() throws Exception {
+        fx = new AdapterFixture("signing-principal", mcf -> { });
+        javax.security.auth.Subject withCredential = new javax.security.auth.Subject();
+        jakarta.resource.spi.security.PasswordCredential credential =
+                new jakarta.resource.spi.security.PasswordCredential("ledger-app", "secret".toCharArray());
+        credential.setManagedConnectionFactory(fx.mcf);
+        withCredential.getPrivateCredentials().add(credential);
+        withCredential.getPrincipals().add(() -> "alice");
+        withCredential.getPrincipals().add(() -> "accountants");
+        javax.security.auth.Subject onePrincipal = new javax.security.auth.Subject();
+        onePrincipal.getPrincipals().add(() -> "bob");
+        javax.security.auth.Subject otherFactory = new javax.security.auth.Subject();
+        jakarta.resource.spi.security.PasswordCredential foreign =
+                new jakarta.resource.spi.security.PasswordCredential("someone-else", "x".toCharArray());
+        foreign.setManagedConnectionFactory(new LeaseholdManagedConnectionFactory());
+        otherFactory.getPrivateCredentials().add(foreign);
+        otherFactory.getPrincipals().add(() -> "carol");
+        otherFactory.getPrincipals().add(() -> "clerks");
+
+        javax.security.auth.Subject[] subjects = {withCredential, onePrincipal, otherFactory, null};
+        String[] expected = {"ledger-app", "bob", null, null};
+        for (int i = 0; i < subjects.length; i++) {
+            jakarta.resource.spi.ManagedConnection mc = fx.mcf.createManagedConnection(subjects[i], null);
+            try (LeaseConnection c = (LeaseConnection) mc.getConnection(subjects[i], null)) {
+                c.acquire("account/" + i);
+                c.append(("message " + i).getBytes(StandardCharsets.UTF_8));
+            } finally {
+                mc.destroy();
+            }
+        }
+        // In a JTA transaction: the tentative lease is upgraded at prepare, and the frame written at commit carries
+        // the upgrade's witness, which names the principal too.
+        fx.tm.begin();
+        jakarta.resource.spi.ManagedConnection mc = fx.mcf.createManagedConnection(onePrincipal, null);
+        try {
+            fx.tm.getTransaction().enlistResource(mc.getXAResource());
+            try (LeaseConnection c = (LeaseConnection) mc.getConnection(onePrincipal, null)) {
+                c.acquire("account/" + subjects.length);
+                c.append(("message " + subjects.length).getBytes(StandardCharsets.UTF_8));
+            }
+            fx.tm.commit();
+        } finally {
+            mc.destroy();
+        }
+        List<Message> written = fx.messages();
+        assertEquals(subjects.length + 1, written.size());
+        for (Message m : written) {
+            int i = Integer.parseInt(new String(m.payload(), StandardCharsets.UTF_8).substring("message ".length()));
+            FrameWitness fw = witness(m, 0);
+            assertEquals(i < subjects.length ? expected[i] : "bob", fw.witness().principal(), "the principal of "
+                    + "connection " + i + " (" + fw.witness().event() + ")");
+        }
+        Message inTransaction = written.stream().filter(m -> new String(m.payload(), StandardCharsets.UTF_8)
+                .equals("message " + subjects.length)).findFirst().orElseThrow();
+        assertEquals(org.leasehold.audit.WitnessEvent.UPGRADE, witness(inTransaction, 0).witness().event(),
+                "the transaction's frame carries its upgrade's witness");
+    }
+
+    /**
      * An operator links the next key file of the engine's generated keys (as {@code leasehold keys rotate} does) while
      * the adapter runs: within {@link KeyRotation#CHECK_MICROS} it publishes the key and signs with it, with no
      * restart, and the witnesses of both keys verify.

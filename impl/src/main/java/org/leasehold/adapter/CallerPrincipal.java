@@ -24,7 +24,13 @@ final class CallerPrincipal {
         if (subject == null) {
             return null;
         }
-        Set<PasswordCredential> credentials = subject.getPrivateCredentials(PasswordCredential.class);
+        Set<PasswordCredential> credentials;
+        try {
+            credentials = subject.getPrivateCredentials(PasswordCredential.class);
+        } catch (SecurityException e) {
+            // A security manager that does not let the adapter read private credentials: the principals still tell.
+            credentials = Set.of();
+        }
         for (PasswordCredential c : credentials) {
             if ((c.getManagedConnectionFactory() == null || c.getManagedConnectionFactory().equals(factory))
                     && c.getUserName() != null && !c.getUserName().isEmpty()) {

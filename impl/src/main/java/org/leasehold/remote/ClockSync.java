@@ -32,8 +32,8 @@ final class ClockSync {
         long offset = serverMicros - (t0 + (t1 - t0) / 2);
         // A step of either clock since the estimate was taken shows as a sample that cannot agree with it; keeping the
         // smaller error would keep an offset that is no longer true (and a clock stepped beyond the bound unnoticed).
-        if (errorMicros == Long.MAX_VALUE || rttHalf <= currentError(t1)
-                || Math.abs(offset - offsetMicros) > rttHalf + currentError(t1)) {
+        long kept = currentError(t1);
+        if (errorMicros == Long.MAX_VALUE || rttHalf <= kept || Math.abs(offset - offsetMicros) > rttHalf + kept) {
             offsetMicros = offset;
             errorMicros = rttHalf;
             sampledAt = t1;

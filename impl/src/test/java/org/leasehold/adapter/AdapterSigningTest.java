@@ -155,6 +155,19 @@ class AdapterSigningTest {
             assertEquals(i < subjects.length ? expected[i] : "bob", fw.witness().principal(), "the principal of "
                     + "connection " + i + " (" + fw.witness().event() + ")");
         }
+        // A principal longer than a witness holds: the connection is refused, saying why, and nothing is written.
+        javax.security.auth.Subject tooLong = new javax.security.auth.Subject();
+        tooLong.getPrincipals().add(() -> "p".repeat(1025));
+        jakarta.resource.spi.ManagedConnection refused = fx.mcf.createManagedConnection(tooLong, null);
+        try {
+            jakarta.resource.spi.SecurityException e = assertThrows(jakarta.resource.spi.SecurityException.class,
+                    () -> refused.getConnection(tooLong, null));
+            assertTrue(e.getMessage().contains("1025 bytes") && e.getMessage().contains("shorter resource principal"),
+                    e.getMessage());
+        } finally {
+            refused.destroy();
+        }
+        assertEquals(subjects.length + 1, fx.messages().size());
         Message inTransaction = written.stream().filter(m -> new String(m.payload(), StandardCharsets.UTF_8)
                 .equals("message " + subjects.length)).findFirst().orElseThrow();
         assertEquals(org.leasehold.audit.WitnessEvent.UPGRADE, witness(inTransaction, 0).witness().event(),

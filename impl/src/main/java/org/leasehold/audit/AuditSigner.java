@@ -4,7 +4,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * A lease service's signer: witnesses and time answers go into one stream of batches signed by the service's current
- * key. Nothing waits for a signature here; each call returns a future that the batch completes.
+ * key. Nothing waits for a signature here; each call returns a future that the batch completes, and blocking on it
+ * has the batch signed without waiting out its linger ({@link ProofFuture}).
  *
  * <p>{@link #rotate(SigningKey)} switches to a new key without a pause: statements submitted before the switch are
  * signed with the old key, later ones with the new key. The caller publishes the new key before it rotates
@@ -60,6 +61,16 @@ public final class AuditSigner implements AutoCloseable {
     public long[] counts() {
         BatchSigner b = batches;
         return new long[] {b.batches(), b.statements()};
+    }
+
+    /** Has the batch being gathered signed now: somebody (a client's time request) waits for it. */
+    public void hurry() {
+        batches.hurry();
+    }
+
+    /** How many batches the current key signed before the end of their linger because somebody waited. */
+    public long hurriedBatches() {
+        return batches.hurriedBatches();
     }
 
     /**

@@ -22,6 +22,12 @@ import java.util.concurrent.locks.LockSupport;
  * so under a steady stream of grants batches grow instead of signatures; a proof follows its statement by a few
  * hundred microseconds to {@value #MAX_LINGER_MICROS} µs.
  *
+ * <p>Unless somebody waits for it: a caller blocking on a proof's future ({@link ProofFuture}: a commit writing its
+ * lease's witness, a time request) {@linkplain #hurry() hurries} the batch, which is then signed as soon as the signing
+ * thread has rested as long as its last batch took ({@value #HURRY_FACTOR} times), so that hurried batches take half
+ * its time at most. With few callers a proof then follows its statement by one signature instead of a linger; with
+ * many, batches still form while a batch is signed.
+ *
  * <p>At most {@code maxQueued} statements wait to be signed ({@value #DEFAULT_MAX_QUEUED} by default): a caller that
  * finds the queue full waits until the signing thread has taken a batch, so that callers faster than the signer (a
  * burst of grants and renewals) slow down to its pace instead of filling the heap with statements and their futures.
@@ -60,6 +66,8 @@ public final class BatchSigner implements AutoCloseable {
 
     /** A batch waits at least this many times as long as the last one took to sign, so signing stays a tenth. */
     static final int QUIET_FACTOR = 9;
+    /** A hurried batch waits until the signing thread has rested this many times as long as the last batch took. */
+    static final int HURRY_FACTOR = 1;
     /** The longest a batch waits for more statements because signing took long (unless the linger is longer). */
     static final long MAX_LINGER_MICROS = 2_000;
     /** Default most statements waiting to be signed before a caller waits: 64 full batches of 512. */
@@ -78,6 +86,12 @@ public final class BatchSigner implements AutoCloseable {
     private volatile long waits;
     /** How long the next batch waits after its first statement, in nanoseconds (only the signing thread writes it). */
     private volatile long nextLingerNanos;
+    /** Somebody waits for a proof of a statement not yet signed: sign the next batch without its linger. */
+    private volatile boolean hurried;
+    /** When the last batch was handed out, and how long it took ({@link System#nanoTime()}; the signing thread's). */
+    private long lastEndNanos;
+    private long lastTookNanos;
+    private volatile long hurriedBatches;
 
     /**
      * Starts the signing thread.
@@ -118,6 +132,7 @@ public final class BatchSigner implements AutoCloseable {
         this.lingerNanos = lingerMicros * 1_000L;
         this.nextLingerNanos = lingerNanos;
         this.maxBatch = maxBatch;
+        this.lastEndNanos = System.nanoTime();
         this.thread = new Thread(this::run, threadName);
         this.thread.setDaemon(true);
         this.thread.start();
@@ -130,10 +145,10 @@ public final class BatchSigner implements AutoCloseable {
     /**
      * Queues {@code statement} (an encoded witness or signed time) for the next batch. The future completes with its
      * proof once the batch is signed, or exceptionally with {@link IllegalStateException} if the signer was closed
-     * first.
+     * first; blocking on it, or on a stage derived from it, {@linkplain #hurry() hurries} the batch.
      */
     public CompletableFuture<BatchProof> submit(byte[] statement) {
-        CompletableFuture<BatchProof> f = new CompletableFuture<>();
+        CompletableFuture<BatchProof> f = new ProofFuture<>(this::hurry);
         if (closed) {
             f.completeExceptionally(closedError());
             return f;
@@ -178,6 +193,23 @@ public final class BatchSigner implements AutoCloseable {
     /** Takes a place beyond the bound (given back like any other when the signer takes the statement). */
     private void forceRoom() {
         room.beyondBound();
+    }
+
+    /**
+     * Asks for the batch being gathered to be signed now rather than at the end of its linger: a caller waits for one
+     * of its proofs. {@link ProofFuture} calls it when a caller blocks; a caller that will block on a proof some other
+     * way calls it itself.
+     */
+    public void hurry() {
+        if (!hurried) {
+            hurried = true;
+            LockSupport.unpark(thread);
+        }
+    }
+
+    /** How many batches were signed before the end of their linger because somebody waited. */
+    public long hurriedBatches() {
+        return hurriedBatches;
     }
 
     /** How many submissions found the queue full and waited (or went beyond the bound) so far. */
@@ -229,23 +261,30 @@ public final class BatchSigner implements AutoCloseable {
                     return;
                 }
                 batch.add(first);
-                // Sleep through the linger rather than wait on the queue: a submission does not wake this thread.
-                long until = System.nanoTime() + nextLingerNanos;
+                // Sleep through the linger rather than wait on the queue: a submission does not wake this thread, a
+                // hurry does.
+                long lingerUntil = System.nanoTime() + nextLingerNanos;
                 long left;
-                while (!closed && queue.size() + 1 < maxBatch && (left = until - System.nanoTime()) > 0) {
+                while (!closed && queue.size() + 1 < maxBatch && (left = until(lingerUntil) - System.nanoTime()) > 0) {
                     LockSupport.parkNanos(this, left);
                     if (Thread.interrupted()) {
                         throw new InterruptedException();
                     }
                 }
+                if (hurried && System.nanoTime() - lingerUntil < 0) {
+                    hurriedBatches++;
+                }
+                // A hurry from now on is for a statement of the next batch (or a spurious one: harmless).
+                hurried = false;
                 queue.drainTo(batch, maxBatch - batch.size());
                 boolean stop = batch.remove(STOP);
                 room.release(batch.size());
                 long started = System.nanoTime();
                 sign(batch);
+                lastEndNanos = System.nanoTime();
+                lastTookNanos = lastEndNanos - started;
                 if (lingerNanos > 0) {
-                    nextLingerNanos = Math.min(maxLinger, Math.max(lingerNanos,
-                            (System.nanoTime() - started) * QUIET_FACTOR));
+                    nextLingerNanos = Math.min(maxLinger, Math.max(lingerNanos, lastTookNanos * QUIET_FACTOR));
                 }
                 batch.clear();
                 if (stop) {
@@ -257,6 +296,15 @@ public final class BatchSigner implements AutoCloseable {
         } finally {
             drainClosed();
         }
+    }
+
+    /** When the batch being gathered is signed: at the end of its linger, or earlier if hurried (paced). */
+    private long until(long lingerUntil) {
+        if (!hurried) {
+            return lingerUntil;
+        }
+        long paced = lastEndNanos + lastTookNanos * HURRY_FACTOR;
+        return paced - lingerUntil < 0 ? paced : lingerUntil;
     }
 
     private void sign(List<Pending> batch) {

@@ -19,7 +19,8 @@ import org.leasehold.time.Micros;
 /**
  * Gives every lease the engine hands out its witnesses: one {@link Witness} per name, stamped with the engine's time
  * as signed time, queued for the next signed batch. Nothing waits for the signature; each grant's
- * {@link GrantWitness} completes when its batch is signed. Called with no lock held.
+ * {@link GrantWitness} completes when its batch is signed, which an upgrade's witnesses (written within the
+ * transaction's commit) and a writer blocking on a proof hurry. Called with no lock held.
  */
 final class Witnesses {
     private final AuditSigner signer;
@@ -45,6 +46,11 @@ final class Witnesses {
         List<LeaseGrant> out = new ArrayList<>(grants.size());
         for (LeaseGrant g : grants) {
             out.add(g.withWitness(witness(lease, g, principal, event, signedAt)));
+        }
+        if (event == WitnessEvent.UPGRADE) {
+            // A transaction upgrades its leases at prepare to write under them at once: their frame witnesses are
+            // waited for within the commit, so the batch is signed without its linger.
+            signer.hurry();
         }
         return new Lease(lease.holder(), lease.mode(), lease.kind(), lease.grantedAt(), lease.deadline(), out);
     }

@@ -1,6 +1,7 @@
 package org.leasehold.audit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -49,6 +50,27 @@ class BatchSignerTest {
             assertEquals(3, none.batches(), "no linger: one statement at a time was signed on its own");
             assertEquals(0, none.lingerMicros());
             assertEquals(5_000, slow.lingerMicros());
+        }
+    }
+
+    @Test
+    void aCallerBlockingOnAProofOrAStageOfItHasItsBatchSignedWithoutTheLinger() throws Exception {
+        try (BatchSigner s = new BatchSigner(AuditFixture.key(8), 1_000_000, 64, "test-signer-hurry")) {
+            CompletableFuture<BatchProof> waitedFor = s.submit(new byte[] {1});
+            CompletableFuture<BatchProof> notWaitedFor = s.submit(new byte[] {2});
+            CompletableFuture<Integer> stage = waitedFor.thenApply(BatchProof::leafCount);
+            // The linger is a second: without the hurry this get would time out.
+            assertEquals(2, stage.get(800, TimeUnit.MILLISECONDS), "both queued statements went into one batch");
+            assertEquals(2, notWaitedFor.get(10, TimeUnit.SECONDS).leafCount());
+            assertEquals(1, s.hurriedBatches());
+            assertEquals(1, s.batches());
+
+            // Nobody waits: the next statement waits out its linger (it is still unsigned when a later one is asked).
+            CompletableFuture<BatchProof> quiet = s.submit(new byte[] {3});
+            Thread.sleep(50);
+            assertFalse(quiet.isDone(), "a statement nobody waits for is batched for the linger");
+            assertEquals(2, s.submit(new byte[] {4}).join().leafCount(), "join hurries too");
+            assertEquals(2, s.hurriedBatches());
         }
     }
 

@@ -165,6 +165,29 @@ class EngineWitnessTest {
     }
 
     @Test
+    void aWriterWaitingForItsWitnessOrASignedTimeHasItSignedWithoutTheLinger() throws Exception {
+        NfsSafeFiles fs = new NfsSafeFiles();
+        Files.createDirectories(root.resolve(".leasehold"));
+        KeyFiles files = new KeyFiles(fs, root.resolve(".leasehold").resolve("signing"), "w1", new SecureRandom());
+        // A linger of a second: a writer that waited it out would take a second per commit.
+        signer = new AuditSigner(files.current(), "svc-slow", 500_000, 1_000_000, ServiceKeys.DEFAULT_MAX_BATCH);
+        engine = new EmbeddedLeaseService(EngineConfig.defaults().withServiceId("svc-slow")
+                .withQuietPeriod(Duration.ZERO), time, null, signer);
+        Lease a = engine.acquire(LeaseRequest.builder(A, "hurry/1").build());
+        Lease b = engine.acquire(LeaseRequest.builder(B, "hurry/2").build());
+        CompletableFuture<List<LeaseStamp>> write = CompletableFuture.supplyAsync(() -> LeaseStamp.of(a));
+        List<LeaseStamp> stamps = write.get(800, TimeUnit.MILLISECONDS);
+        assertEquals(1, signer.hurriedBatches(), "the writer's wait hurried the batch");
+        FrameWitness fw = FrameWitness.decode(stamps.get(0).witness());
+        assertEquals(2, fw.proof().leafCount(), "both grants queued went into the hurried batch");
+        assertTrue(b.grants().get(0).witness().isSealed());
+
+        SignedTimeProof t = engine.signedTime(new byte[16]).get(800, TimeUnit.MILLISECONDS);
+        assertEquals("svc-slow", t.time().serviceId());
+        assertEquals(2, signer.hurriedBatches(), "a time request waited for hurries too");
+    }
+
+    @Test
     void witnessesOfManyThreadsVerifyAndEachNamesChainsItsCorrelationIds() throws Exception {
         start();
         ConcurrentLinkedQueue<Lease> granted = new ConcurrentLinkedQueue<>();

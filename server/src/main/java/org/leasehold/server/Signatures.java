@@ -13,6 +13,7 @@ import com.google.protobuf.ByteString;
 import org.leasehold.audit.AuditSigner;
 import org.leasehold.audit.PublishedKey;
 import org.leasehold.audit.SignedTime;
+import org.leasehold.audit.SignedTimeProof;
 import org.leasehold.lease.GrantWitness;
 import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.Lease;
@@ -67,7 +68,8 @@ final class Signatures {
     }
 
     /**
-     * Answers a time request: the server's time and radius over the client's nonce, signed in the next batch. A server
+     * Answers a time request: the server's time and radius over the client's nonce, signed in the next batch, which
+     * the request hurries (a client waits for the answer). A server
      * that signs nothing answers UNAVAILABLE; a nonce longer than {@value SignedTime#MAX_NONCE} bytes INVALID.
      */
     CompletableFuture<SignedTimeReply> signTime(TimeRequest request) {
@@ -85,7 +87,11 @@ final class Signatures {
                             + "is at most " + SignedTime.MAX_NONCE + " bytes, got " + request.getNonce().size()
                             + ": send 16 random bytes"))).build());
         }
-        return signer.signTime(request.getNonce().toByteArray(), holder.time().nowMicros()).handle((t, e) -> {
+        CompletableFuture<SignedTimeProof> signed = signer.signTime(request.getNonce().toByteArray(),
+                holder.time().nowMicros());
+        // The client waits for the answer (its commit does): sign without the batch's linger.
+        signer.hurry();
+        return signed.handle((t, e) -> {
             if (e != null) {
                 Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
                 return SignedTimeReply.newBuilder().setError(ProtoCodec.error(new LeaseServiceUnavailableException(

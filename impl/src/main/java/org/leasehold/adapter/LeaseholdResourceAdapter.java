@@ -47,6 +47,11 @@ public final class LeaseholdResourceAdapter implements ResourceAdapter {
     /** Configurations whose connection factories were created before the adapter started (WildFly's order). */
     private final Map<String, AdapterConfig> pending = new LinkedHashMap<>();
     private BootstrapContext context;
+    /**
+     * The context's registry, asked for once: it is a facade over whatever transaction is current, and the container
+     * may look it up in JNDI at every call (Payara does), which showed in every transaction's profile.
+     */
+    private volatile TransactionSynchronizationRegistry registry;
     private TimeSource time;
     private SystemTimeSource ownTime;
     private Executor work;
@@ -121,6 +126,7 @@ public final class LeaseholdResourceAdapter implements ResourceAdapter {
             time = null;
         }
         context = null;
+        registry = null;
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4007 Leasehold resource adapter stopped");
     }
 
@@ -149,8 +155,17 @@ public final class LeaseholdResourceAdapter implements ResourceAdapter {
     }
 
     /** The container's transaction synchronization registry, or null outside a container. */
-    synchronized TransactionSynchronizationRegistry synchronizationRegistry() {
-        return context == null ? null : context.getTransactionSynchronizationRegistry();
+    TransactionSynchronizationRegistry synchronizationRegistry() {
+        TransactionSynchronizationRegistry r = registry;
+        if (r != null) {
+            return r;
+        }
+        synchronized (this) {
+            if (context != null && registry == null) {
+                registry = context.getTransactionSynchronizationRegistry();
+            }
+            return registry;
+        }
     }
 
     @Override

@@ -78,9 +78,19 @@ public final class AuditSigner implements AutoCloseable {
      * rotation is given the new key id here.
      */
     public CompletableFuture<FrameWitness> sign(Witness witness) {
+        return sign(witness, null);
+    }
+
+    /**
+     * {@link #sign(Witness)} with the witness's encoding already made ({@code encoded}, {@code witness.encode()}'s
+     * bytes, or null to encode it here), so that a caller who keeps the bytes does not encode twice; a witness given
+     * the new key id here is encoded again.
+     */
+    public CompletableFuture<FrameWitness> sign(Witness witness, byte[] encoded) {
         BatchSigner b = batches;
-        Witness w = witness.keyId().equals(b.key().id()) ? witness : witness.withKeyId(b.key().id());
-        byte[] bytes = w.encode();
+        boolean keyKept = witness.keyId().equals(b.key().id());
+        Witness w = keyKept ? witness : witness.withKeyId(b.key().id());
+        byte[] bytes = keyKept && encoded != null ? encoded : w.encode();
         return b.submit(bytes).handle((p, e) -> {
             if (e == null) {
                 return CompletableFuture.completedFuture(new FrameWitness(bytes, w, p, null, null, null));

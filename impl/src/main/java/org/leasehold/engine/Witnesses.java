@@ -68,7 +68,8 @@ final class Witnesses {
                 micros(lease.grantedAt()), signedAt, signer.radius(), g.correlationId() == null ? CorrelationId.NONE
                         : g.correlationId(), predId, ending, endedAt, watermark, watermarkAt, lease.holder(),
                 principal);
-        return new GrantWitness(w.encode(), signer.sign(w).thenApply(FrameWitness::encode));
+        byte[] encoded = w.encode();
+        return new GrantWitness(encoded, signer.sign(w, encoded).thenApply(FrameWitness::encode));
     }
 
     private static long micros(Instant i) {

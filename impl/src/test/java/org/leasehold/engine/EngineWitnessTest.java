@@ -185,6 +185,17 @@ class EngineWitnessTest {
         SignedTimeProof t = engine.signedTime(new byte[16]).get(800, TimeUnit.MILLISECONDS);
         assertEquals("svc-slow", t.time().serviceId());
         assertEquals(2, signer.hurriedBatches(), "a time request waited for hurries too");
+
+        // An upgrade hurries its witnesses when they are made, before anybody waits (the commit writes right after).
+        Lease tentative = engine.acquire(LeaseRequest.builder(C, "hurry/3").tentative().build());
+        Lease up = engine.upgrade(tentative, null);
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(800);
+        while (!up.grants().get(0).witness().isSealed() && System.nanoTime() - until < 0) {
+            Thread.sleep(1);
+        }
+        assertTrue(up.grants().get(0).witness().isSealed(), "the upgrade's witness was signed without its linger");
+        assertEquals(3, signer.hurriedBatches());
+        assertEquals(WitnessEvent.UPGRADE, sealed(up.grants().get(0)).witness().event());
     }
 
     @Test

@@ -277,9 +277,14 @@ public final class BatchSigner implements AutoCloseable {
                 if (hurried && System.nanoTime() - lingerUntil < 0) {
                     hurriedBatches++;
                 }
-                // A hurry from now on is for a statement of the next batch (or a spurious one: harmless).
+                // A hurry from now on is for a statement of the next batch (or a spurious one: harmless); one made
+                // before is kept if statements are left over for the next batch (the hurried one may be among them).
+                boolean wasHurried = hurried;
                 hurried = false;
                 queue.drainTo(batch, maxBatch - batch.size());
+                if (wasHurried && !queue.isEmpty()) {
+                    hurried = true;
+                }
                 boolean stop = batch.remove(STOP);
                 room.release(batch.size());
                 long started = System.nanoTime();

@@ -180,13 +180,26 @@ class EngineWitnessTest {
         assertEquals(1, signer.hurriedBatches(), "the writer's wait hurried the batch");
         FrameWitness fw = FrameWitness.decode(stamps.get(0).witness());
         assertEquals(2, fw.proof().leafCount(), "both grants queued went into the hurried batch");
-        assertTrue(b.grants().get(0).witness().isSealed());
+        // The other grant's proof came from the same batch (its future completes on the signing thread, maybe just
+        // after the writer's).
+        assertEquals(2, sealed(b.grants().get(0)).proof().leafCount());
+        assertEquals(1, signer.counts()[0], "one batch signed both");
 
         SignedTimeProof t = engine.signedTime(new byte[16]).get(800, TimeUnit.MILLISECONDS);
         assertEquals("svc-slow", t.time().serviceId());
         assertEquals(2, signer.hurriedBatches(), "a time request waited for hurries too");
+    }
 
-        // An upgrade hurries its witnesses when they are made, before anybody waits (the commit writes right after).
+    @Test
+    void anUpgradeHasItsWitnessesSignedWithoutTheLingerBeforeAnybodyWaits() throws Exception {
+        NfsSafeFiles fs = new NfsSafeFiles();
+        Files.createDirectories(root.resolve(".leasehold"));
+        KeyFiles files = new KeyFiles(fs, root.resolve(".leasehold").resolve("signing"), "w1", new SecureRandom());
+        signer = new AuditSigner(files.current(), "svc-slow", 500_000, 1_000_000, ServiceKeys.DEFAULT_MAX_BATCH);
+        engine = new EmbeddedLeaseService(EngineConfig.defaults().withServiceId("svc-slow")
+                .withQuietPeriod(Duration.ZERO), time, null, signer);
+        // The tentative grant's witness waits for the linger (a second); the upgrade's hurries the batch at once, as
+        // the commit that follows an upgrade writes its frame right after.
         Lease tentative = engine.acquire(LeaseRequest.builder(C, "hurry/3").tentative().build());
         Lease up = engine.upgrade(tentative, null);
         long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(800);
@@ -194,8 +207,10 @@ class EngineWitnessTest {
             Thread.sleep(1);
         }
         assertTrue(up.grants().get(0).witness().isSealed(), "the upgrade's witness was signed without its linger");
-        assertEquals(3, signer.hurriedBatches());
-        assertEquals(WitnessEvent.UPGRADE, sealed(up.grants().get(0)).witness().event());
+        assertEquals(1, signer.hurriedBatches());
+        FrameWitness upgraded = sealed(up.grants().get(0));
+        assertEquals(WitnessEvent.UPGRADE, upgraded.witness().event());
+        assertEquals(2, upgraded.proof().leafCount(), "the tentative grant's witness went into the same batch");
     }
 
     @Test

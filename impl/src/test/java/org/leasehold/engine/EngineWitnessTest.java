@@ -164,15 +164,19 @@ class EngineWitnessTest {
         assertEquals(List.of(), v.check(t));
     }
 
-    @Test
-    void aWriterWaitingForItsWitnessOrASignedTimeHasItSignedWithoutTheLinger() throws Exception {
+    /** An engine whose signer waits a second after a batch's first statement: a writer waiting it out would show. */
+    private void startWithALingerOfASecond() throws Exception {
         NfsSafeFiles fs = new NfsSafeFiles();
         Files.createDirectories(root.resolve(".leasehold"));
         KeyFiles files = new KeyFiles(fs, root.resolve(".leasehold").resolve("signing"), "w1", new SecureRandom());
-        // A linger of a second: a writer that waited it out would take a second per commit.
         signer = new AuditSigner(files.current(), "svc-slow", 500_000, 1_000_000, ServiceKeys.DEFAULT_MAX_BATCH);
         engine = new EmbeddedLeaseService(EngineConfig.defaults().withServiceId("svc-slow")
                 .withQuietPeriod(Duration.ZERO), time, null, signer);
+    }
+
+    @Test
+    void aWriterWaitingForItsWitnessOrASignedTimeHasItSignedWithoutTheLinger() throws Exception {
+        startWithALingerOfASecond();
         Lease a = engine.acquire(LeaseRequest.builder(A, "hurry/1").build());
         Lease b = engine.acquire(LeaseRequest.builder(B, "hurry/2").build());
         CompletableFuture<List<LeaseStamp>> write = CompletableFuture.supplyAsync(() -> LeaseStamp.of(a));
@@ -192,12 +196,7 @@ class EngineWitnessTest {
 
     @Test
     void anUpgradeHasItsWitnessesSignedWithoutTheLingerBeforeAnybodyWaits() throws Exception {
-        NfsSafeFiles fs = new NfsSafeFiles();
-        Files.createDirectories(root.resolve(".leasehold"));
-        KeyFiles files = new KeyFiles(fs, root.resolve(".leasehold").resolve("signing"), "w1", new SecureRandom());
-        signer = new AuditSigner(files.current(), "svc-slow", 500_000, 1_000_000, ServiceKeys.DEFAULT_MAX_BATCH);
-        engine = new EmbeddedLeaseService(EngineConfig.defaults().withServiceId("svc-slow")
-                .withQuietPeriod(Duration.ZERO), time, null, signer);
+        startWithALingerOfASecond();
         // The tentative grant's witness waits for the linger (a second); the upgrade's hurries the batch at once, as
         // the commit that follows an upgrade writes its frame right after.
         Lease tentative = engine.acquire(LeaseRequest.builder(C, "hurry/3").tentative().build());

@@ -53,7 +53,7 @@ public record LeaseStamp(String name, long generation, Instant floor, Instant de
     /**
      * One stamp per name of {@code lease}, with the lease's deadline, each grant's floor and writable time, and its
      * witness with the proof ({@link org.leasehold.lease.GrantWitness#await}: waits for the batch signature if it
-     * has not come yet, a few hundred microseconds at most after the grant).
+     * has not come yet; an embedded engine's signer then signs the batch without waiting out its linger).
      *
      * @throws IllegalArgumentException if the lease is tentative: nothing may be written under it before it is
      *                                  upgraded to a full lease

@@ -25,9 +25,10 @@ final class CallerPrincipal {
 
     static String of(Subject subject, ManagedConnectionFactory factory) throws jakarta.resource.spi.SecurityException {
         String name = named(subject, factory);
-        if (name != null && name.getBytes(StandardCharsets.UTF_8).length > Witness.MAX_TEXT) {
+        int bytes = name == null ? 0 : name.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > Witness.MAX_TEXT) {
             throw new jakarta.resource.spi.SecurityException("the principal the container signed this Leasehold "
-                    + "connection on as is " + name.getBytes(StandardCharsets.UTF_8).length + " bytes of UTF-8; a lease "
+                    + "connection on as is " + bytes + " bytes of UTF-8; a lease "
                     + "witness names at most " + Witness.MAX_TEXT + ": map callers to a shorter resource principal (the "
                     + "connection pool's security map), or let the application sign on");
         }

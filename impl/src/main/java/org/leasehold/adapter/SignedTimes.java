@@ -23,8 +23,8 @@ import org.leasehold.time.TimeSource;
  * and deadline are read on its own service's clock, and a verifier that holds one service's keys checks its witnesses
  * whole. One signed time per service serves every commit for {@link #REUSE_MICROS}, or half the store's signed-time
  * bound if that is less (so that a reused signed time is never what pushes a commit beyond the bound); then the next
- * commit asks for a new one (a batch's linger, a few hundred microseconds). A witness whose service signs no time, or
- * answers with another service's, keeps the signed time of its grant only.
+ * commit asks for a new one (one signature: a waited-for time request is signed without the batch's linger). A
+ * witness whose service signs no time, or answers with another service's, keeps the signed time of its grant only.
  */
 final class SignedTimes {
     private static final System.Logger LOG = System.getLogger(SignedTimes.class.getName());

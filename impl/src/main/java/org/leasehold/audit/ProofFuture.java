@@ -19,7 +19,7 @@ public final class ProofFuture<T> extends CompletableFuture<T> {
 
     /** @param hurry what a blocking caller runs first while the future is not done */
     public ProofFuture(Runnable hurry) {
-        this.hurry = hurry;
+        this.hurry = java.util.Objects.requireNonNull(hurry, "ProofFuture.hurry");
     }
 
     @Override

@@ -24,14 +24,12 @@ import java.util.Objects;
  * @param maxWait   how long to wait for the names: {@link Duration#ZERO} to try once (default)
  * @param startedAt the requester's age for wound-wait and its place among waiting requests (for a transaction: when
  *                  it began; an older request is queued ahead of younger ones); null means "now" (arrival order)
- * @param onlyLease true if the holder holds no other lease while it asks for this one (a transaction's first lease):
- *                  such a requester cannot close a cycle of waits, so wound-wait leaves it out on both sides. It
- *                  breaks no younger tentative holder (it waits for them), and its own tentative lease is not broken
- *                  by an older requester (who waits for it) until the same holder asks for another lease, from
- *                  which moment wound-wait applies to it again. A request whose names span several lease servers is
- *                  taken part by part and is never an only lease. Say true only when the holder holds nothing and
- *                  has no other request under way (a holder's second request while its first is still undecided
- *                  could otherwise hold an only lease and wait beside it)
+ * @param onlyLease accepted and carried, but no longer acted on: it said that the holder held no other lease (a
+ *                  transaction's first lease), which once spared the lease from wound-wait. The embedded engine and
+ *                  the lease server now break a younger tentative lease only while its holder waits for another
+ *                  lease (a holder that waits for nothing cannot be in a cycle of waits), which spares every lease
+ *                  the flag spared and more; the etcd backend never read it. Kept so that code and clients that
+ *                  set it still compile and parse
  * @param principal the authenticated principal the lease is taken for, or null where none is known (default). The
  *                  service names it in the lease's signed witnesses (FORMAT.md, "Witness"), and in those of its
  *                  renewals and upgrade. A client does not send it: the lease server sets it from the caller's
@@ -155,8 +153,8 @@ public record LeaseRequest(HolderId holder, List<String> names, LeaseMode mode, 
         }
 
         /**
-         * Says whether the holder holds no other lease while it asks for this one (see {@link LeaseRequest#onlyLease}):
-         * wound-wait then neither breaks its lease for an older requester nor lets it break a younger holder's.
+         * Says whether the holder holds no other lease while it asks for this one; no service acts on it any more
+         * (see {@link LeaseRequest#onlyLease}): wound-wait spares every holder that waits for nothing.
          */
         public Builder onlyLease(boolean onlyLease) {
             this.onlyLease = onlyLease;

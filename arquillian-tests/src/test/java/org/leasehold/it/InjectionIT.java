@@ -209,10 +209,9 @@ class InjectionIT {
         ut.begin();
         try (LeaseConnection c = f.getConnection()) {
             Lease younger = c.acquire(shortLease);
-            // A second lease: a transaction's first lease alone is an only lease, which an older transaction waits for
-            // rather than breaks; from its second lease on, wound-wait applies to it.
-            c.acquire(LeaseOptions.of(name + "-also"));
             youngerHolds.countDown();
+            // It waits for the older one's lease: a cycle of waits, which the older one breaks.
+            c.acquire(LeaseOptions.of(name + "-older-first"));
             older.get(60, TimeUnit.SECONDS);
             List<SessionEvent> heard = heardAbout(name);
             System.out.println("cdi session events: " + heard);
@@ -255,8 +254,9 @@ class InjectionIT {
 
     /**
      * Starts, on {@code executor}, a transaction that enlists a connection of {@code f} (its branch, and so its age,
-     * starts there), waits until {@code youngerHolds} opens, then acquires {@code lease}, which breaks the younger
-     * holder's lease (wound-wait), and commits. Returns once that older transaction has started.
+     * starts there) and takes {@code <name>-older-first}, waits until {@code youngerHolds} opens, then acquires
+     * {@code lease}: it waits until the younger holder waits for {@code <name>-older-first}, then breaks the younger
+     * holder's lease (wound-wait), and commits. Returns once that older transaction holds its first lease.
      */
     private static Future<?> olderBreaks(ManagedExecutorService executor, LeaseConnectionFactory f, LeaseOptions lease,
             CountDownLatch youngerHolds) throws InterruptedException {
@@ -266,13 +266,11 @@ class InjectionIT {
             ut.begin();
             try {
                 try (LeaseConnection c = f.getConnection()) {
+                    c.acquire(LeaseOptions.of(lease.names().get(0) + "-older-first"));
                     olderStarted.countDown();
                     if (!youngerHolds.await(60, TimeUnit.SECONDS)) {
                         throw new IllegalStateException("the younger transaction never took its lease");
                     }
-                    // Its second lease, so that it may wound: a transaction's first lease alone waits rather than
-                    // breaks (an only lease).
-                    c.acquire(LeaseOptions.of(lease.names().get(0) + "-older-first"));
                     c.acquire(lease);
                 }
                 ut.commit();

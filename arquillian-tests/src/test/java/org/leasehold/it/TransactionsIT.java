@@ -302,14 +302,14 @@ class TransactionsIT {
                 Lease l;
                 // The branch starts (and its age is taken) when the connection is enlisted.
                 try (LeaseConnection c = f.getConnection()) {
+                    // A lease the younger transaction will wait for.
+                    c.acquire(LeaseOptions.of(name + "-older-first"));
                     olderStarted.countDown();
                     if (!youngerHolds.await(60, TimeUnit.SECONDS)) {
                         throw new IllegalStateException("the younger transaction never took its lease");
                     }
-                    // Its second lease, so that it may wound: a transaction's first lease alone waits rather than
-                    // breaks (an only lease).
-                    c.acquire(LeaseOptions.of(name + "-older-first"));
-                    l = c.acquire(shortLease); // wound-wait: breaks the younger's tentative lease
+                    // Waits until the younger one waits for it, then breaks its tentative lease (wound-wait).
+                    l = c.acquire(shortLease);
                     c.append(bytes(run + "-older"));
                 }
                 ut.commit();
@@ -328,12 +328,11 @@ class TransactionsIT {
         try {
             try (LeaseConnection c = f.getConnection()) {
                 younger = c.acquire(shortLease);
-                // A second lease: a transaction's first lease alone is an only lease, which an older transaction
-                // waits for rather than breaks; from its second lease on, wound-wait applies to it.
-                c.acquire(LeaseOptions.of(name + "-also"));
                 ledger.insertRow(run + "-younger-row");
                 c.append(bytes(run + "-younger-1"));
                 youngerHolds.countDown();
+                // It waits for the older one's lease: a cycle of waits, which the older one breaks.
+                c.acquire(LeaseOptions.of(name + "-older-first"));
                 olderLease = older.get(60, TimeUnit.SECONDS);
                 Duration noticed = Lookups.awaitMetric(LOG, "LeasesLost", lostBefore + 1, Duration.ofSeconds(20));
                 System.out.printf("lease lost: the renewer reported the broken lease %d ms after the older committed%n",
@@ -386,28 +385,26 @@ class TransactionsIT {
         try (ServerLog serverLog = ServerLog.capture()) {
             String ejbName = "account/" + run + "-wounded-ejb";
             CountDownLatch ejbHolds = new CountDownLatch(1);
-            CountDownLatch ejbGoOn = new CountDownLatch(1);
-            Future<Lease> olderOfEjb = olderBreaks(executor, f, ejbName, run + "-older-ejb", ejbHolds, ejbGoOn);
-            Exception fromEjb = assertThrows(Exception.class, () -> ledger.recordAndWait(ejbName,
-                    Duration.ofMillis(1_500), run + "-younger-ejb", ejbHolds, ejbGoOn),
+            Future<Lease> olderOfEjb = olderBreaks(executor, f, ejbName, run + "-older-ejb", ejbHolds);
+            Exception fromEjb = assertThrows(Exception.class, () -> ledger.recordAndWaitFor(ejbName,
+                    Duration.ofMillis(1_500), run + "-younger-ejb", ejbHolds, ejbName + "-older-first"),
                     "the commit of an EJB method whose lease an older transaction broke");
             olderOfEjb.get(60, TimeUnit.SECONDS);
 
             String utName = "account/" + run + "-wounded-ut";
             CountDownLatch utHolds = new CountDownLatch(1);
-            CountDownLatch utGoOn = new CountDownLatch(1);
-            Future<Lease> olderOfUt = olderBreaks(executor, f, utName, run + "-older-ut", utHolds, utGoOn);
+            Future<Lease> olderOfUt = olderBreaks(executor, f, utName, run + "-older-ut", utHolds);
             UserTransaction ut = Lookups.userTransaction();
             Exception fromUt;
             ut.begin();
             try {
                 try (LeaseConnection c = f.getConnection()) {
                     c.acquire(LeaseOptions.of(utName).leaseFor(Duration.ofMillis(1_500)));
-                    c.acquire(LeaseOptions.of(utName + "-also")); // two leases: wound-wait applies (see above)
                     c.append(bytes(run + "-younger-ut"));
+                    utHolds.countDown();
+                    // Waits for the older one's lease, which it gets once the older one committed.
+                    c.acquire(LeaseOptions.of(utName + "-older-first"));
                 }
-                utHolds.countDown();
-                assertTrue(utGoOn.await(60, TimeUnit.SECONDS), "the older transaction never committed");
                 fromUt = assertThrows(RollbackException.class, ut::commit,
                         "the commit of a transaction whose lease an older transaction broke");
             } finally {
@@ -442,12 +439,13 @@ class TransactionsIT {
     }
 
     /**
-     * Starts, on {@code executor}, an older transaction: it enlists a connection of {@code f} (its age is taken there),
-     * waits until {@code youngerHolds} opens, takes {@code name} (breaking the younger's tentative lease), appends
-     * {@code text}, commits, and opens {@code committed}. Returns once the older transaction has started.
+     * Starts, on {@code executor}, an older transaction: it enlists a connection of {@code f} (its age is taken there)
+     * and takes {@code name + "-older-first"}, waits until {@code youngerHolds} opens, takes {@code name} (it waits
+     * until the younger transaction waits for {@code name + "-older-first"}, then breaks its tentative lease), appends
+     * {@code text} and commits. Returns once the older transaction holds its first lease.
      */
     private static Future<Lease> olderBreaks(ManagedExecutorService executor, LeaseConnectionFactory f, String name,
-            String text, CountDownLatch youngerHolds, CountDownLatch committed) throws InterruptedException {
+            String text, CountDownLatch youngerHolds) throws InterruptedException {
         CountDownLatch olderStarted = new CountDownLatch(1);
         Future<Lease> older = executor.submit(() -> {
             UserTransaction ut = Lookups.userTransaction();
@@ -455,16 +453,15 @@ class TransactionsIT {
             try {
                 Lease l;
                 try (LeaseConnection c = f.getConnection()) {
+                    c.acquire(LeaseOptions.of(name + "-older-first"));
                     olderStarted.countDown();
                     if (!youngerHolds.await(60, TimeUnit.SECONDS)) {
                         throw new IllegalStateException("the younger transaction never took its lease");
                     }
-                    c.acquire(LeaseOptions.of(name + "-older-first")); // its second lease may wound (see above)
-                    l = c.acquire(name); // wound-wait: breaks the younger's tentative lease
+                    l = c.acquire(name); // wound-wait, once the younger one waits: breaks its tentative lease
                     c.append(bytes(text));
                 }
                 ut.commit();
-                committed.countDown();
                 return l;
             } finally {
                 Lookups.rollbackIfActive(ut);

@@ -22,9 +22,8 @@ import org.leasehold.time.SystemTimeSource;
 
 /**
  * Transactions as the resource adapter runs them, against the embedded engine on the real clock: each takes its
- * leases tentatively with its start as wound-wait age (the first marked as its only lease, as the adapter marks it,
- * or not, as before only leases existed), holds them for a moment of work, then upgrades them (prepare: a broken
- * lease fails it, a rollback) and releases them. Counts commits, rollbacks and waits that ran out, for one-lease
+ * leases tentatively with its start as wound-wait age, holds them for a moment of work, then upgrades them (prepare:
+ * a broken lease fails it, a rollback) and releases them. Counts commits, rollbacks and waits that ran out, for one-lease
  * transactions on few names and for two-name transfers: two leases taken one after the other in random order (which
  * can wait for each other in a cycle), or one lease over both names in one request (as {@code @Leased} with two names
  * takes them: all or nothing, so it waits in no cycle). See docs/BENCHMARKS.md, "Wound-wait and only leases".
@@ -56,18 +55,17 @@ public final class WoundWaitBench {
         int names = args.length > 1 ? Integer.parseInt(args[1]) : 4;
         int seconds = args.length > 2 ? Integer.parseInt(args[2]) : 10;
         System.out.printf("%d threads, %d names, %d s per row, 25 us of work after each lease%n", threads, names, seconds);
-        System.out.println("| transaction | only lease marked | commits/s | rollbacks (lease broken) | waits run out |");
-        System.out.println("|---|---|---:|---:|---:|");
+        System.out.println("| transaction | commits/s | rollbacks (lease broken) | rollbacks / attempts | waits run out |");
+        System.out.println("|---|---:|---:|---:|---:|");
         for (Shape shape : Shape.values()) {
-            for (boolean only : new boolean[] {false, true}) {
-                Outcome o = run(threads, names, seconds, shape, only);
-                System.out.printf("| %s | %s | %,d | %,d | %,d |%n", shape.label, only ? "yes" : "no",
-                        o.commits / seconds, o.rollbacks, o.timeouts);
-            }
+            Outcome o = run(threads, names, seconds, shape);
+            long attempts = o.commits + o.rollbacks + o.timeouts;
+            System.out.printf("| %s | %,d | %,d | %.2f %% | %,d |%n", shape.label, o.commits / seconds, o.rollbacks,
+                    attempts == 0 ? 0.0 : 100.0 * o.rollbacks / attempts, o.timeouts);
         }
     }
 
-    private static Outcome run(int threads, int names, int seconds, Shape shape, boolean only) throws Exception {
+    private static Outcome run(int threads, int names, int seconds, Shape shape) throws Exception {
         try (SystemTimeSource time = new SystemTimeSource("wound-wait-bench");
              EmbeddedLeaseService engine = new EmbeddedLeaseService(EngineConfig.defaults()
                      .withQuietPeriod(Duration.ZERO), time)) {
@@ -82,7 +80,7 @@ public final class WoundWaitBench {
                     long n = 0;
                     while (!stop.get()) {
                         HolderId holder = new HolderId("bench", "tx/" + id + "/" + n++);
-                        transaction(engine, holder, time.now(), names, shape, only, commits, rollbacks, timeouts);
+                        transaction(engine, holder, time.now(), names, shape, commits, rollbacks, timeouts);
                     }
                 }, "tx-" + t);
                 workers.add(w);
@@ -99,7 +97,7 @@ public final class WoundWaitBench {
 
     @SuppressWarnings("checkstyle:ParameterNumber")
     private static void transaction(EmbeddedLeaseService engine, HolderId holder, Instant startedAt, int names,
-            Shape shape, boolean only, LongAdder commits, LongAdder rollbacks, LongAdder timeouts) {
+            Shape shape, LongAdder commits, LongAdder rollbacks, LongAdder timeouts) {
         ThreadLocalRandom r = ThreadLocalRandom.current();
         int first = r.nextInt(names);
         int second = (first + 1 + r.nextInt(names - 1)) % names;
@@ -112,7 +110,7 @@ public final class WoundWaitBench {
             };
             for (int i = 0; i < requests.size(); i++) {
                 held.add(engine.acquire(LeaseRequest.builder(holder, requests.get(i)).tentative()
-                        .startedAt(startedAt).onlyLease(only && i == 0).leaseFor(Duration.ofSeconds(10))
+                        .startedAt(startedAt).leaseFor(Duration.ofSeconds(10))
                         .waitFor(Duration.ofSeconds(5)).build()));
                 LockSupport.parkNanos(25_000);
             }

@@ -10,9 +10,9 @@ class EtcdLeaseServiceContractTest extends LeaseServiceContract {
         return EtcdFixture.onSingleMember(settings);
     }
 
-    /** The etcd backend keeps wound-wait for every request (docs/ETCD.md). */
+    /** The etcd backend breaks every younger tentative holding in an older request's way (docs/ETCD.md). */
     @Override
-    protected boolean leavesOnlyLeasesOutOfWoundWait() {
+    protected boolean breaksOnlyHoldersThatWait() {
         return false;
     }
 

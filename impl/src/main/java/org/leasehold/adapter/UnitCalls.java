@@ -95,9 +95,6 @@ final class UnitCalls {
         }
         LeaseRequest request = LeaseRequest.builder(u.holder, o.names()).mode(o.mode())
                 .kind(u.transactional ? LeaseKind.TENTATIVE : LeaseKind.FULL).startedAt(u.startedAt)
-                // A transaction's first lease: it holds nothing else, so wound-wait leaves it out (no rollback of a
-                // single-lease transaction for a lease conflict); from its second lease on, wound-wait applies.
-                .onlyLease(u.transactional && u.leases().isEmpty())
                 .leaseFor(o.leaseTime() != null ? o.leaseTime() : config.maxLease())
                 .waitFor(o.maxWait() != null ? o.maxWait() : config.defaultWait()).build().withPrincipal(principal);
         String clockProblem = clocks.problem();

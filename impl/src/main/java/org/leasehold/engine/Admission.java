@@ -24,12 +24,14 @@ import org.leasehold.time.Micros;
  */
 final class Admission {
     private final Fencing fencing;
+    private final WoundWait woundWait;
     private final int maxNamesPerRequest;
     private final long maxLease;
     private final Duration maxLeaseDuration;
 
-    Admission(Fencing fencing, int maxNamesPerRequest, long maxLease, Duration maxLeaseDuration) {
+    Admission(Fencing fencing, WoundWait woundWait, int maxNamesPerRequest, long maxLease, Duration maxLeaseDuration) {
         this.fencing = fencing;
+        this.woundWait = woundWait;
         this.maxNamesPerRequest = maxNamesPerRequest;
         this.maxLease = maxLease;
         this.maxLeaseDuration = maxLeaseDuration;
@@ -83,7 +85,7 @@ final class Admission {
             leaseTime = Math.min(maxLease, Micros.of(request.leaseTime()));
         }
         return new Waiter(request.holder(), names, stripes.of(names), mode, request.kind(), request.startedAt(),
-                requestedDeadline, leaseTime, Micros.of(request.maxWait()), request.onlyLease(), request.principal());
+                requestedDeadline, leaseTime, Micros.of(request.maxWait()), request.principal());
     }
 
     /**
@@ -146,7 +148,7 @@ final class Admission {
     }
 
     /** Decides one name; false (with {@code v} saying why) if it blocks or fails the request. */
-    private static boolean admit(Waiter w, NameState st, Verdict v) {
+    private boolean admit(Waiter w, NameState st, Verdict v) {
         int sameModeHolders = 0;
         List<Holding> blockers = null;
         List<Holding> semaphoreHolders = null;
@@ -182,7 +184,8 @@ final class Admission {
         }
         if (semaphoreHolders != null && sameModeHolders >= w.mode.permits()) {
             // Free enough permits by wounding the youngest tentative holders younger than the requester, if any.
-            List<Holding> victims = WoundWait.victims(semaphoreHolders, sameModeHolders - w.mode.permits() + 1, w);
+            List<Holding> victims = woundWait.victims(semaphoreHolders, sameModeHolders - w.mode.permits() + 1, w,
+                    st.name);
             if (victims == null) {
                 blockBy(v, st, semaphoreHolders);
                 return false;
@@ -196,7 +199,7 @@ final class Admission {
             return true;
         }
         for (Holding h : blockers) {
-            if (!WoundWait.mayBreak(h, w)) {
+            if (!woundWait.mayBreak(h, w, st.name)) {
                 blockBy(v, st, blockers);
                 return false;
             }

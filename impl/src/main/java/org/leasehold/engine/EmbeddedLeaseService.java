@@ -109,6 +109,7 @@ public final class EmbeddedLeaseService implements LeaseService {
     private final Fencing fencing;
     private final Admission admission;
     private final WoundWait woundWait;
+    private final Waits waits;
     private final Timers timers;
     private final WaitQueues queues;
     private final Holders holders;
@@ -157,12 +158,14 @@ public final class EmbeddedLeaseService implements LeaseService {
         this.stripes = new Stripes(config.shards(), Fencing.generationBase(gate.timeBase()),
                 Fencing.initialFloor(gate.timeBase(), quiet, maxLease, gate.availableFrom(),
                         previous == null ? Long.MIN_VALUE : previous.bound()), offsets);
+        this.waits = new Waits();
         this.fencing = new Fencing(stripes, idHigh, Micros.of(config.grace()), Micros.of(config.clockErrorBound()),
-                config.historyPerName());
-        this.admission = new Admission(fencing, config.maxNamesPerRequest(), maxLease, config.maxLeaseDuration());
-        this.woundWait = new WoundWait(fencing);
+                config.historyPerName(), waits);
+        this.woundWait = new WoundWait(fencing, waits);
+        this.admission = new Admission(fencing, woundWait, config.maxNamesPerRequest(), maxLease,
+                config.maxLeaseDuration());
         this.timers = new Timers(time, stripes, gate, maxLease, this::dispatch);
-        this.queues = new WaitQueues(time, stripes, gate, admission, woundWait, fencing, timers,
+        this.queues = new WaitQueues(time, stripes, gate, admission, woundWait, fencing, waits, timers,
                 config.maxWaitersPerName(), this::releaseQuietly,
                 (l, principal) -> witnesses.stamp(l, principal, WitnessEvent.GRANT, Micros.of(l.grantedAt())));
         this.holders = new Holders(time, stripes, serviceId);
@@ -277,12 +280,11 @@ public final class EmbeddedLeaseService implements LeaseService {
 
     @Override
     public Lease acquire(LeaseRequest request) throws LeaseException, InterruptedException {
-        LeaseRequest r = anotherLease(request);
-        Lease fast = tryUncontended(r);
+        Lease fast = tryUncontended(request);
         if (fast != null) {
-            return granted(fast, r.principal());
+            return granted(fast, request.principal());
         }
-        Waiter w = admission.request(r, stripes);
+        Waiter w = admission.request(request, stripes);
         Lease granted = attempt(w);
         if (granted != null) {
             return granted(granted, w.principal);
@@ -303,12 +305,11 @@ public final class EmbeddedLeaseService implements LeaseService {
     public CompletableFuture<Lease> acquireAsync(LeaseRequest request) {
         Waiter w;
         try {
-            LeaseRequest r = anotherLease(request);
-            Lease fast = tryUncontended(r);
+            Lease fast = tryUncontended(request);
             if (fast != null) {
-                return CompletableFuture.completedFuture(granted(fast, r.principal()));
+                return CompletableFuture.completedFuture(granted(fast, request.principal()));
             }
-            w = admission.request(r, stripes);
+            w = admission.request(request, stripes);
             Lease granted = attempt(w);
             if (granted != null) {
                 return CompletableFuture.completedFuture(granted(granted, w.principal));
@@ -317,22 +318,6 @@ public final class EmbeddedLeaseService implements LeaseService {
             return CompletableFuture.failedFuture(e);
         }
         return w.future;
-    }
-
-    /**
-     * Ends the only-lease standing of what {@code r}'s holder already holds, deciding again the requests waiting for
-     * it (wound-wait now applies to it); {@code r} is then no only lease either, whatever it says. No lock held.
-     */
-    private LeaseRequest anotherLease(LeaseRequest r) {
-        if (r == null) {
-            return null;
-        }
-        Holding earlier = fencing.anotherLease(r.holder());
-        if (earlier == null) {
-            return r;
-        }
-        dispatch(Arrays.asList(earlier.names));
-        return r.withOnlyLease(false);
     }
 
     /** A new lease with its witnesses (with no lock held). */
@@ -389,7 +374,6 @@ public final class EmbeddedLeaseService implements LeaseService {
             long age = r.startedAt() != null ? Micros.of(r.startedAt()) : now;
             Holding h = new Holding(r.holder(), r.mode(), r.kind(), age, now, deadline, st.floor, new String[] {name},
                     r.principal());
-            h.only = r.onlyLease();
             Instant grantedAt = Micros.toInstant(now);
             Lease lease = new Lease(r.holder(), r.mode(), r.kind(), grantedAt, Micros.toInstant(deadline),
                     List.of(fencing.addHolder(st, s, h, 0, now, grantedAt)));
@@ -405,8 +389,8 @@ public final class EmbeddedLeaseService implements LeaseService {
      * null when queued.
      */
     private Lease attempt(Waiter w) throws LeaseException {
-        List<String> toDispatch = null;
-        Lease lease;
+        List<String> toDispatch = new ArrayList<>(2);
+        Lease lease = null;
         stripes.lockAll(w.shards);
         try {
             long now = time.nowMicros();
@@ -418,33 +402,44 @@ public final class EmbeddedLeaseService implements LeaseService {
                 if (!mayWait || w.waitUntil < gate.availableFrom()) {
                     throw gate.unavailable(now);
                 }
-                queues.enqueue(w, stripes.states(w, now), now);
-                return null;
-            }
-            NameState[] states = stripes.states(w, now);
-            Admission.Verdict v = admission.evaluate(w, states, now, false);
-            if (v.error != null) {
-                throw v.error;
-            }
-            if (!v.grantable) {
-                if (!mayWait) {
-                    throw Admission.busy(w, v, now, false);
-                }
-                queues.enqueue(w, states, now);
-                // Queued by age, it may be first (ahead of younger waiters): its turn now, which may wound.
-                toDispatch = Arrays.asList(w.names);
-                lease = null;
+                addAll(toDispatch, queues.enqueue(w, stripes.states(w, now), now));
             } else {
-                toDispatch = woundWait.applyEndings(v, states, now);
-                lease = fencing.grant(w, states, now, timers.deadlineFor(w, now));
+                NameState[] states = stripes.states(w, now);
+                Admission.Verdict v = admission.evaluate(w, states, now, false);
+                if (v.error != null) {
+                    throw v.error;
+                }
+                if (!v.grantable) {
+                    if (!mayWait) {
+                        throw Admission.busy(w, v, now, false);
+                    }
+                    // Its holder waits now: where older requests wait for it, their turn (it may be broken then).
+                    addAll(toDispatch, queues.enqueue(w, states, now));
+                    // Queued by age, it may be first (ahead of younger waiters): its turn now, which may wound.
+                    toDispatch.addAll(Arrays.asList(w.names));
+                } else {
+                    addAll(toDispatch, woundWait.applyEndings(v, states, now));
+                    lease = fencing.grant(w, states, now, timers.deadlineFor(w, now));
+                }
             }
         } finally {
             stripes.unlockAll(w.shards);
         }
-        if (toDispatch != null) {
+        if (!toDispatch.isEmpty()) {
             dispatch(toDispatch);
         }
         return lease;
+    }
+
+    /** How many holders wound-wait keeps an entry for (waiting, or spared on some name); for tests. */
+    int woundWaitEntries() {
+        return waits.size();
+    }
+
+    private static void addAll(List<String> to, List<String> names) {
+        if (names != null) {
+            to.addAll(names);
+        }
     }
 
     /** Grants queued requests that became grantable on {@code names}; called with no lock held. */

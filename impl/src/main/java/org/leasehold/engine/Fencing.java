@@ -2,11 +2,9 @@ package org.leasehold.engine;
 
 import java.time.Instant;
 import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
 
 import org.leasehold.lease.CorrelationId;
 import org.leasehold.lease.Ending;
-import org.leasehold.lease.HolderId;
 import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.InvalidLeaseRequestException.Reason;
 import org.leasehold.lease.Lease;
@@ -29,12 +27,11 @@ final class Fencing {
     private final long grace;
     private final long clockError;
     private final int historyPerName;
+    private final Waits waits;
 
-    /** The live holdings granted as their holder's only lease, by holder (see {@link Holding#only}). */
-    private final ConcurrentHashMap<HolderId, Holding> onlyLeases = new ConcurrentHashMap<>();
-
-    Fencing(Stripes stripes, long idHigh, long grace, long clockError, int historyPerName) {
+    Fencing(Stripes stripes, long idHigh, long grace, long clockError, int historyPerName, Waits waits) {
         this.stripes = stripes;
+        this.waits = waits;
         this.idHigh = idHigh;
         this.grace = grace;
         this.clockError = clockError;
@@ -71,7 +68,6 @@ final class Fencing {
             floor = Math.max(floor, st.floor);
         }
         Holding h = new Holding(w.holder, w.mode, w.kind, w.age, now, deadline, floor, w.names, w.principal);
-        h.only = w.only;
         Instant grantedAt = Micros.toInstant(now);
         LeaseGrant[] grants = new LeaseGrant[states.length];
         for (int i = 0; i < states.length; i++) {
@@ -89,9 +85,6 @@ final class Fencing {
         CorrelationId id = new CorrelationId(idHigh, (++s.idCounter << 8) | s.index);
         h.generations[i] = gen;
         h.ids[i] = id;
-        if (i == 0 && h.only) {
-            onlyLeases.put(h.holder, h);
-        }
         st.holders.add(h);
         st.lastTouched = now;
         return new LeaseGrant(st.name, gen, id, st.floorInstant(), st.writableFromInstant(now, grantedAt),
@@ -99,24 +92,12 @@ final class Fencing {
     }
 
     /**
-     * {@code holder} asks for a lease: if it holds an only lease, that lease is one no more (wound-wait applies to it
-     * from now on) and is returned, so that the requests waiting for its names can be decided again; else null. Runs
-     * without a lock.
+     * {@code h} no longer holds {@code name}: older requests there no longer wait for its holder ({@link Waits}). A
+     * re-taken holding is not forgotten: its holder holds the name again at once, and the requests still wait for it.
      */
-    Holding anotherLease(HolderId holder) {
-        if (onlyLeases.isEmpty()) {
-            return null;
-        }
-        Holding h = onlyLeases.remove(holder);
-        if (h != null) {
-            h.only = false;
-        }
-        return h;
-    }
-
-    private void forget(Holding h) {
-        if (h.only) {
-            onlyLeases.remove(h.holder, h);
+    private void forget(Holding h, String name, int status) {
+        if (status != Holding.RETAKEN) {
+            waits.forget(h.holder, name);
         }
     }
 
@@ -130,7 +111,7 @@ final class Fencing {
                 continue;
             }
             holders.remove(i);
-            forget(h);
+            forget(h, st.name, status);
             int idx = h.indexOf(st.name);
             switch (status) {
                 case Holding.ACTIVE -> {
@@ -182,7 +163,7 @@ final class Fencing {
     /** Folds a released holding (name number {@code i}) into {@code st}: its watermark raises the floor. */
     void relinquished(NameState st, Holding h, int i, long wm, String metadata, long now) {
         st.holders.remove(h);
-        forget(h);
+        forget(h, st.name, Holding.RELEASED);
         if (wm != Long.MIN_VALUE) {
             st.raiseFloor(wm);
         }

@@ -53,11 +53,6 @@ final class Holding {
     volatile long heldUntil = Long.MIN_VALUE;
     /** The lease value last handed out, returned again by an idempotent upgrade. */
     volatile Lease lease;
-    /**
-     * Granted as its holder's only lease ({@code LeaseRequest.onlyLease}) and still the only one: wound-wait does not
-     * break it. Cleared, never set again, when the holder asks for another lease ({@link Fencing#anotherLease}).
-     */
-    volatile boolean only;
     /** The authenticated principal it was granted to, named in its witnesses, or null where none is known. */
     final String principal;
 

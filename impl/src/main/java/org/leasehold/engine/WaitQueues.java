@@ -32,6 +32,7 @@ final class WaitQueues {
     private final Admission admission;
     private final WoundWait woundWait;
     private final Fencing fencing;
+    private final Waits waits;
     private final Timers timers;
     private final int maxWaitersPerName;
     private final Consumer<Lease> discard;
@@ -40,21 +41,27 @@ final class WaitQueues {
 
     /** {@code discard} releases a grant nobody will take (its request was cancelled meanwhile). */
     WaitQueues(TimeSource time, Stripes stripes, Gate gate, Admission admission, WoundWait woundWait, Fencing fencing,
-            Timers timers, int maxWaitersPerName, Consumer<Lease> discard, BiFunction<Lease, String, Lease> stamp) {
+            Waits waits, Timers timers, int maxWaitersPerName, Consumer<Lease> discard,
+            BiFunction<Lease, String, Lease> stamp) {
         this.time = time;
         this.stripes = stripes;
         this.gate = gate;
         this.admission = admission;
         this.woundWait = woundWait;
         this.fencing = fencing;
+        this.waits = waits;
         this.timers = timers;
         this.maxWaitersPerName = maxWaitersPerName;
         this.discard = discard;
         this.stamp = stamp;
     }
 
-    /** Queues {@code w} on {@code states}, under the locks of its shards; refuses it if a queue is full. */
-    void enqueue(Waiter w, NameState[] states, long now) throws LeaseException {
+    /**
+     * Queues {@code w} on {@code states}, under the locks of its shards; refuses it if a queue is full. Its holder
+     * counts as waiting until it is decided: returns the names where older requests wait for that holder (to be
+     * dispatched once the locks are released, so that they may break its holdings now), or null.
+     */
+    List<String> enqueue(Waiter w, NameState[] states, long now) throws LeaseException {
         for (NameState st : states) {
             if (st.waiters.size() >= maxWaitersPerName) {
                 throw new LeaseBusyException(st.name, null, "the queue for '" + LeaseNames.printable(st.name)
@@ -68,12 +75,15 @@ final class WaitQueues {
             st.lastTouched = now;
         }
         timers.scheduleWakes(w, states, now);
+        w.waits = waits;
+        List<String> spared = waits.started(w.holder);
         w.future.whenComplete((lease, failure) -> {
             if (failure instanceof CancellationException) {
                 withdraw(w, null);
             }
         });
         w.timeout = time.schedule(w.waitUntil, () -> withdraw(w, "timeout"));
+        return spared;
     }
 
     /**
@@ -81,7 +91,8 @@ final class WaitQueues {
      * request's transaction start, {@code startedAt}, else its arrival), first come first served among equals. For
      * requests that give no start this is arrival order. An older transaction is thus never queued behind a younger
      * one: every wait is of a younger request for an older one, or for a holder that wound-wait may not break (full,
-     * an only lease, or older), which waits for no one younger, so no cycle of waits forms through a queue position.
+     * or older), which waits for no one younger, or that waits for nothing yet (and is broken once it waits), so no
+     * cycle of waits forms through a queue position.
      * Every queue of two requests orders them alike (the same age order, ties by arrival under the same locks).
      */
     static void insertByAge(ArrayDeque<Waiter> queue, Waiter w) {

@@ -38,8 +38,6 @@ final class Waiter {
     final long leaseTime;
     /** How long it may wait, in micros; 0 tries once. */
     final long maxWait;
-    /** Its holder holds no other lease: it breaks no younger holder (it waits), and its holding is an only one. */
-    final boolean only;
     /** The authenticated principal it is asked for, or null. */
     final String principal;
 
@@ -48,11 +46,13 @@ final class Waiter {
     long waitUntil;
     CompletableFuture<Lease> future;
     volatile TimeSource.Timer timeout;
+    /** Where its holder is counted as waiting while it is queued (set when queued), else null. */
+    volatile Waits waits;
     @SuppressWarnings("unused") // accessed through DONE
     private volatile int done;
 
     Waiter(HolderId holder, String[] names, int[] shards, LeaseMode mode, LeaseKind kind, Instant startedAt,
-            long requestedDeadline, long leaseTime, long maxWait, boolean only, String principal) {
+            long requestedDeadline, long leaseTime, long maxWait, String principal) {
         this.holder = holder;
         this.names = names;
         this.shards = shards;
@@ -62,13 +62,19 @@ final class Waiter {
         this.requestedDeadline = requestedDeadline;
         this.leaseTime = leaseTime;
         this.maxWait = maxWait;
-        this.only = only;
         this.principal = principal;
     }
 
-    /** Claims the right to decide this request's outcome; true for exactly one caller. */
+    /** Claims the right to decide this request's outcome; true for exactly one caller. Its holder waits no more. */
     boolean finish() {
-        return DONE.compareAndSet(this, 0, 1);
+        if (!DONE.compareAndSet(this, 0, 1)) {
+            return false;
+        }
+        Waits ws = waits;
+        if (ws != null) {
+            ws.finished(holder);
+        }
+        return true;
     }
 
     boolean isDone() {

@@ -7,38 +7,42 @@ import java.util.List;
 import org.leasehold.lease.LeaseKind;
 
 /**
- * Wound-wait: an older requester breaks the younger tentative holdings in its way instead of waiting behind them, and
- * they end (with the holdings its own identity takes again) just before its grant. Only leases take no part: a
- * requester that holds nothing else waits (it cannot close a cycle of waits), and a holding that is its holder's only
- * lease is waited for (its holder waits for nobody) until the holder asks for another.
+ * Wound-wait, breaking only what could close a cycle: an older requester breaks a younger tentative holding in its way
+ * when the holding's holder is itself waiting for a lease (a cycle of waits needs every member waiting, and at least
+ * one older member waiting for a younger one), and they end (with the holdings its own identity takes again) just
+ * before its grant. A younger holder that waits for nothing is waited for; if it starts waiting later, the names
+ * where older requests wait for it are dispatched again ({@link Waits}) and it is broken then.
  *
  * <p>Its methods run under the locks of the request's shards; a holding of another name's shard is ended only through
  * its status, which that name notices when it next cleans.
  */
 final class WoundWait {
     private final Fencing fencing;
+    private final Waits waits;
 
-    WoundWait(Fencing fencing) {
+    WoundWait(Fencing fencing, Waits waits) {
         this.fencing = fencing;
+        this.waits = waits;
     }
 
     /**
-     * True if {@code w} may break {@code h}: a tentative holding younger than the requester, neither of them an only
-     * lease.
+     * True if {@code w} may break {@code h} (held on {@code name}): a tentative holding younger than the requester,
+     * whose holder waits for a lease now. When only the holder's waiting is missing, the name is kept for the moment
+     * it starts ({@link Waits#waitingElseSpare}).
      */
-    static boolean mayBreak(Holding h, Waiter w) {
-        return h.kind == LeaseKind.TENTATIVE && !w.only && !h.only && h.youngerThan(w.age, w.holder);
+    boolean mayBreak(Holding h, Waiter w, String name) {
+        return h.kind == LeaseKind.TENTATIVE && h.youngerThan(w.age, w.holder) && waits.waitingElseSpare(h.holder, name);
     }
 
     /**
      * The {@code needed} permits of a semaphore freed for {@code w}: its youngest tentative holders younger than the
-     * requester, or null if there are not that many.
+     * requester that {@link #mayBreak} allows, or null if there are not that many.
      */
-    static List<Holding> victims(List<Holding> semaphoreHolders, int needed, Waiter w) {
+    List<Holding> victims(List<Holding> semaphoreHolders, int needed, Waiter w, String name) {
         semaphoreHolders.sort(Comparator.comparingLong((Holding h) -> h.age).reversed());
         List<Holding> victims = new ArrayList<>();
         for (Holding h : semaphoreHolders) {
-            if (victims.size() < needed && mayBreak(h, w)) {
+            if (victims.size() < needed && mayBreak(h, w, name)) {
                 victims.add(h);
             }
         }

@@ -280,9 +280,7 @@ public final class RemoteLeaseService implements LeaseService {
         if (routing.singleServer()) {
             return calls.acquire(routing.first(), request, List.of(names), callerWaits);
         }
-        // Over several servers a holder's leases may sit on servers that do not see each other's requests, so none of
-        // them could tell when an only lease stops being one: wound-wait applies to every request.
-        return MultiServerAcquire.start(request.withOnlyLease(false), names, callerWaits, routing, local, calls, unwanted,
+        return MultiServerAcquire.start(request, names, callerWaits, routing, local, calls, unwanted,
                 leaseParts, migration);
     }
 

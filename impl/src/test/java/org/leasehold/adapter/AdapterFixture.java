@@ -3,9 +3,11 @@ package org.leasehold.adapter;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 import jakarta.resource.ResourceException;
@@ -17,6 +19,10 @@ import org.leasehold.bag.MessageStream;
 import org.leasehold.bag.ReadRequest;
 import org.leasehold.connector.LeaseConnection;
 import org.leasehold.connector.LeaseConnectionFactory;
+import org.leasehold.lease.HolderId;
+import org.leasehold.lease.Lease;
+import org.leasehold.lease.LeaseRequest;
+import org.leasehold.lease.LeaseService;
 import org.leasehold.time.ManualTimeSource;
 import org.leasehold.time.TimeSource;
 
@@ -91,6 +97,23 @@ final class AdapterFixture implements AutoCloseable {
 
     LeaseConnection connection() throws Exception {
         return factory.getConnection();
+    }
+
+    /**
+     * Makes the holder of {@code lease} (a transaction's) wait for another lease of the adapter's lease service: it
+     * asks for a name a full lease of another holder keeps, and stays queued (its wait never ends on the manual
+     * clock). Wound-wait breaks a younger tentative lease only while its holder waits, as a transaction does that
+     * asks for a name while it holds another.
+     */
+    void waitElsewhere(Lease lease) throws Exception {
+        LeaseService leases = mcf.runtime().leases();
+        String name = "elsewhere/" + lease.holder().owner().replaceAll("[^A-Za-z0-9_.-]", "_");
+        leases.acquire(LeaseRequest.builder(new HolderId("elsewhere", name), name).build());
+        CompletableFuture<Lease> waiting = leases.acquireAsync(LeaseRequest.builder(lease.holder(), name).tentative()
+                .waitFor(Duration.ofHours(1)).build());
+        if (waiting.isDone() || leases.inspect(name, 1).get(0).waiters().isEmpty()) {
+            throw new IllegalStateException(lease.holder() + " did not queue for " + name + ": " + waiting);
+        }
     }
 
     /** Every message of the log, sealed or not, in order. */

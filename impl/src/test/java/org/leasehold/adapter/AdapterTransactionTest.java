@@ -16,6 +16,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import javax.transaction.xa.XAException;
@@ -416,7 +419,7 @@ class AdapterTransactionTest {
     }
 
     @Test
-    void anOlderTransactionBreaksAYoungerOnesTentativeLease() throws Exception {
+    void anOlderTransactionBreaksTheTentativeLeaseOfAYoungerOneThatWaitsForIt() throws Exception {
         fx.tm.begin();
         Transaction older = fx.tm.getTransaction();
         try (LeaseConnection c = fx.connection()) {
@@ -427,31 +430,82 @@ class AdapterTransactionTest {
         fx.tm.begin();
         Transaction younger = fx.tm.getTransaction();
         try (LeaseConnection c = fx.connection()) {
-            // Two leases: a transaction with one lease is never broken (see the test below).
-            c.acquire("contested/c");
             c.acquire("contested/b");
+            c.append(bytes("younger"));
+        }
+        fx.tm.suspend();
+        // The younger one asks for the older one's name and waits for it, on a thread of its own; the older one then
+        // asks for the younger one's: a cycle of waits, which the older one breaks.
+        ExecutorService youngerThread = Executors.newSingleThreadExecutor();
+        try {
+            Future<Throwable> youngerCommit = youngerThread.submit(() -> {
+                fx.tm.resume(younger);
+                try (LeaseConnection c = fx.connection()) {
+                    c.acquire("contested/a");
+                }
+                try {
+                    fx.tm.commit();
+                    return null;
+                } catch (RollbackException e) {
+                    return e;
+                }
+            });
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (fx.mcf.runtime().leases().inspect("contested/a", 1).get(0).waiters().isEmpty()) {
+                assertTrue(System.nanoTime() < until, "the younger transaction never waited for contested/a");
+                Thread.sleep(1);
+            }
+            fx.tm.resume(older);
+            try (LeaseConnection c = fx.connection()) {
+                c.acquire("contested/b");
+                c.append(bytes("older"));
+            }
+            fx.tm.commit();
+            Throwable rolledBack = youngerCommit.get(10, TimeUnit.SECONDS);
+            assertTrue(rolledBack instanceof RollbackException, "the younger one rolls back: " + rolledBack);
+            StringBuilder reasons = new StringBuilder();
+            for (Throwable t = rolledBack; t != null; t = t.getCause()) {
+                reasons.append(t).append(" / ");
+                for (Throwable sup : t.getSuppressed()) {
+                    reasons.append(sup).append(" / ");
+                }
+            }
+            assertTrue(reasons.toString().contains("was broken at") && reasons.toString().contains("older requester"),
+                    "the application is told why: " + reasons);
+        } finally {
+            youngerThread.shutdownNow();
+        }
+        assertEquals(List.of("older"), fx.messages().stream().map(AdapterTransactionTest::text).toList());
+    }
+
+    @Test
+    void aYoungerTransactionWithTwoLeasesThatWaitsForNothingIsWaitedForNotBroken() throws Exception {
+        fx.tm.begin();
+        Transaction older = fx.tm.getTransaction();
+        try (LeaseConnection c = fx.connection()) {
+            c.acquire("two/a");
+        }
+        fx.tm.suspend();
+        fx.time.advance(Duration.ofMillis(10));
+        fx.tm.begin();
+        Transaction younger = fx.tm.getTransaction();
+        try (LeaseConnection c = fx.connection()) {
+            c.acquire("two/b");
+            c.acquire("two/c");
             c.append(bytes("younger"));
         }
         fx.tm.suspend();
         fx.tm.resume(older);
         try (LeaseConnection c = fx.connection()) {
-            c.acquire("contested/b");
-            c.append(bytes("older"));
+            assertThrows(LeaseBusyException.class, () -> c.acquire(LeaseOptions.of("two/c").waitFor(Duration.ZERO)),
+                    "the younger one waits for nothing: trying once, the older one is told the name is busy");
         }
-        fx.tm.commit();
+        fx.tm.suspend();
         fx.tm.resume(younger);
-        RollbackException rolledBack = assertThrows(RollbackException.class, () -> fx.tm.commit(),
-                "the younger one rolls back");
-        StringBuilder reasons = new StringBuilder();
-        for (Throwable t = rolledBack; t != null; t = t.getCause()) {
-            reasons.append(t).append(" / ");
-            for (Throwable sup : t.getSuppressed()) {
-                reasons.append(sup).append(" / ");
-            }
-        }
-        assertTrue(reasons.toString().contains("was broken at") && reasons.toString().contains("older requester"),
-                "the application is told why: " + reasons);
-        assertEquals(List.of("older"), fx.messages().stream().map(AdapterTransactionTest::text).toList());
+        fx.tm.commit();
+        assertEquals(List.of("younger"), fx.messages().stream().map(AdapterTransactionTest::text).toList());
+        fx.tm.resume(older);
+        fx.tm.rollback();
     }
 
     @Test

@@ -531,11 +531,12 @@ class AdapterXaContractTest {
         xy.start(younger, XAResource.TMNOFLAGS);
         LeaseConnection cy = (LeaseConnection) my.getConnection(null, null);
         cy.acquire("wound/c");
-        cy.acquire("wound/b");
+        Lease youngerB = cy.acquire("wound/b");
         cy.append("younger".getBytes(StandardCharsets.UTF_8));
         cy.close();
         xy.end(younger, XAResource.TMSUCCESS);
-        co.acquire("wound/b"); // the older branch's second lease breaks the younger one's tentative lease
+        fx.waitElsewhere(youngerB);
+        co.acquire("wound/b"); // the younger one waits: the older one breaks its tentative lease
         co.append("older".getBytes(StandardCharsets.UTF_8));
         co.close();
         xo.end(older, XAResource.TMSUCCESS);
@@ -564,7 +565,7 @@ class AdapterXaContractTest {
         jakarta.transaction.Transaction younger = fx.tm.getTransaction();
         try (LeaseConnection c = fx.connection()) {
             c.acquire("before/c");
-            c.acquire("before/b");
+            fx.waitElsewhere(c.acquire("before/b"));
             c.append("younger".getBytes(StandardCharsets.UTF_8));
         }
         fx.tm.suspend();

@@ -104,6 +104,22 @@ public abstract class LeaseServiceContract {
         }
     }
 
+    /**
+     * Makes {@code who}, a transaction started at {@code startedAt}, wait for a lease: it asks for a name that a full
+     * lease of {@link #D} holds, and stays queued. Wound-wait breaks a younger tentative holding only while its holder
+     * waits (a holder that waits for nothing cannot be in a cycle of waits). Returns the waiting request.
+     */
+    protected CompletableFuture<Lease> waitElsewhere(HolderId who, Instant startedAt) throws Exception {
+        String name = "elsewhere/" + who.owner().replace('/', '-') + "/" + elsewhere.incrementAndGet();
+        take(D, name);
+        CompletableFuture<Lease> waiting = leases.acquireAsync(req(who, name).tentative().startedAt(startedAt)
+                .waitFor(SETTLE).build());
+        awaitWaiters(name, 1);
+        return waiting;
+    }
+
+    private final java.util.concurrent.atomic.AtomicInteger elsewhere = new java.util.concurrent.atomic.AtomicInteger();
+
     protected static void assertPending(CompletableFuture<?> f) {
         assertFalse(f.isDone(), "the request should still be waiting, but it completed: " + f);
     }
@@ -482,9 +498,10 @@ public abstract class LeaseServiceContract {
     // ------------------------------------------------------------------------------------------------ tentative
 
     @Test
-    void olderRequesterBreaksYoungerTentativeHolder() throws Exception {
+    void olderRequesterBreaksYoungerTentativeHolderThatWaits() throws Exception {
         Instant t0 = leases.now();
         Lease young = leases.acquire(req(B, "tx").tentative().startedAt(t0.plusMillis(5)).build());
+        waitElsewhere(B, t0.plusMillis(5));
         Lease old = leases.acquire(req(A, "tx").tentative().startedAt(t0).build());
         assertEquals(Ending.BROKEN, old.grant("tx").predecessor().ending());
         LeaseBrokenException e = assertThrows(LeaseBrokenException.class, () -> leases.upgrade(young, null));
@@ -510,10 +527,11 @@ public abstract class LeaseServiceContract {
     }
 
     /**
-     * True if the service leaves only leases out of wound-wait ({@code LeaseRequest.onlyLease}); a backend that keeps
-     * wound-wait for every request says false.
+     * True if the service breaks a younger tentative holding only while its holder waits for a lease (the embedded
+     * engine and the lease server); a backend that breaks every younger tentative holding in an older request's way
+     * says false.
      */
-    protected boolean leavesOnlyLeasesOutOfWoundWait() {
+    protected boolean breaksOnlyHoldersThatWait() {
         return true;
     }
 
@@ -533,40 +551,46 @@ public abstract class LeaseServiceContract {
     }
 
     @Test
-    void olderOnlyLeaseWaitsForYoungerOnlyLeaseAndBothCommit() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(leavesOnlyLeasesOutOfWoundWait());
+    void anOlderRequestWaitsForAYoungerHolderThatWaitsForNothingAndBothCommit() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(breaksOnlyHoldersThatWait());
         Instant t0 = leases.now();
-        Lease young = leases.acquire(req(B, "only/1").tentative().startedAt(t0.plusMillis(5)).onlyLease(true).build());
-        // Neither breaks it: the older only lease trying once is busy, an older request of a second lease too.
+        Lease young = leases.acquire(req(B, "only/1").tentative().startedAt(t0.plusMillis(5)).build());
+        // Nobody breaks it: an older request trying once is busy, whether it holds something or not.
+        Lease olderHolding = leases.acquire(req(C, "only/other").tentative().startedAt(t0).build());
         assertThrows(LeaseBusyException.class,
-                () -> leases.acquire(req(A, "only/1").tentative().startedAt(t0).onlyLease(true).build()));
+                () -> leases.acquire(req(A, "only/1").tentative().startedAt(t0).build()));
         assertThrows(LeaseBusyException.class,
                 () -> leases.acquire(req(C, "only/1").tentative().startedAt(t0).build()));
-        CompletableFuture<Lease> old = onThread("older-only-lease", () -> leases.acquire(req(A, "only/1").tentative()
-                .startedAt(t0).onlyLease(true).waitFor(SETTLE).build()));
+        CompletableFuture<Lease> old = onThread("older-request", () -> leases.acquire(req(A, "only/1").tentative()
+                .startedAt(t0).waitFor(SETTLE).build()));
         awaitWaiters("only/1", 1);
         assertPending(old);
+        // A second lease granted at once is no wait either.
+        Lease youngSecond = leases.acquire(req(B, "only/2").tentative().startedAt(t0.plusMillis(5)).build());
+        assertPending(old);
         Lease committed = leases.upgrade(young, null);
+        leases.upgrade(youngSecond, null);
         leases.release(committed, micros(committed.grantedAt(), 1), null);
         Lease next = await(old);
         assertEquals(A, next.holder());
         assertEquals(Ending.RELINQUISHED, next.grant("only/1").predecessor().ending(), "the younger one committed");
         leases.release(leases.upgrade(next, null), null, null);
+        leases.release(olderHolding, null, null);
     }
 
     @Test
     void aCycleOfTwoLeaseTransactionsIsStillBroken() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(leavesOnlyLeasesOutOfWoundWait());
         Instant t0 = leases.now();
-        // Each holds its first lease as an only lease; then each asks for the other's name as its second.
-        Lease youngFirst = leases.acquire(req(B, "cycle/1").tentative().startedAt(t0.plusMillis(5)).onlyLease(true)
-                .build());
-        Lease oldFirst = leases.acquire(req(A, "cycle/2").tentative().startedAt(t0).onlyLease(true).build());
+        // Each holds its first lease; then each asks for the other's name as its second.
+        Lease youngFirst = leases.acquire(req(B, "cycle/1").tentative().startedAt(t0.plusMillis(5)).build());
+        Lease oldFirst = leases.acquire(req(A, "cycle/2").tentative().startedAt(t0).build());
         CompletableFuture<Lease> oldSecond = onThread("older-second-lease", () -> leases.acquire(req(A, "cycle/1")
                 .tentative().startedAt(t0).waitFor(SETTLE).build()));
-        awaitWaiters("cycle/1", 1);
-        assertPending(oldSecond);
-        // The younger one's second request makes its first lease an ordinary one: the older one breaks it.
+        if (breaksOnlyHoldersThatWait()) {
+            awaitWaiters("cycle/1", 1);
+            assertPending(oldSecond);
+        }
+        // The younger one waits for the older one now, closing the cycle: the older one breaks its first lease.
         CompletableFuture<Lease> youngSecond = onThread("younger-second-lease", () -> leases.acquire(
                 req(B, "cycle/2").tentative().startedAt(t0.plusMillis(5)).waitFor(SETTLE).build()));
         Lease oldTaken = await(oldSecond);
@@ -575,6 +599,37 @@ public abstract class LeaseServiceContract {
         leases.release(leases.upgrade(oldFirst, null), null, null);
         leases.release(leases.upgrade(oldTaken, null), null, null);
         assertEquals(B, await(youngSecond).holder(), "the younger one's second request is granted after the older commit");
+    }
+
+    /**
+     * No cycle through a queue position either: the oldest transaction, holding nothing, waits first in line for a
+     * name a younger one holds; a transaction between them in age queues behind it, holding a name the youngest then
+     * asks for. The youngest waits now, so the oldest breaks its holding (it would otherwise wait for the youngest,
+     * which waits for the middle one, which waits behind the oldest, until a wait ran out).
+     */
+    @Test
+    void anOldRequestHoldingNothingBreaksAYoungerHolderThatStartsWaitingBehindTheQueue() throws Exception {
+        Instant t0 = leases.now();
+        Lease youngHeld = leases.acquire(req(C, "line/n").tentative().startedAt(t0.plusMillis(2)).build());
+        CompletableFuture<Lease> oldest = onThread("oldest", () -> leases.acquire(req(A, "line/n").tentative()
+                .startedAt(t0).waitFor(SETTLE).build()));
+        if (breaksOnlyHoldersThatWait()) {
+            awaitWaiters("line/n", 1);
+            assertPending(oldest);
+        }
+        Lease middleHeld = leases.acquire(req(B, "line/m").tentative().startedAt(t0.plusMillis(1)).build());
+        CompletableFuture<Lease> middle = onThread("middle", () -> leases.acquire(req(B, "line/n").tentative()
+                .startedAt(t0.plusMillis(1)).waitFor(SETTLE).build()));
+        CompletableFuture<Lease> youngest = onThread("youngest", () -> leases.acquire(req(C, "line/m").tentative()
+                .startedAt(t0.plusMillis(2)).waitFor(SETTLE).build()));
+        Lease first = await(oldest);
+        assertEquals(Ending.BROKEN, first.grant("line/n").predecessor().ending(), "the youngest was broken");
+        assertThrows(LeaseBrokenException.class, () -> leases.upgrade(youngHeld, null));
+        leases.release(leases.upgrade(first, null), null, null);
+        Lease second = await(middle);
+        leases.release(leases.upgrade(second, null), null, null);
+        leases.release(leases.upgrade(middleHeld, null), null, null);
+        assertEquals(C, await(youngest).holder(), "the youngest's request is granted after the middle one committed");
     }
 
     @Test
@@ -590,6 +645,7 @@ public abstract class LeaseServiceContract {
     void upgradeIsAllOrNothing() throws Exception {
         Instant t0 = leases.now();
         Lease young = leases.acquire(req(B, "u/1", "u/2").tentative().startedAt(t0.plusMillis(5)).build());
+        waitElsewhere(B, t0.plusMillis(5));
         leases.acquire(req(A, "u/2").tentative().startedAt(t0).build());
         assertThrows(LeaseBrokenException.class, () -> leases.upgrade(young, null));
         assertFalse(leases.check("u/1", young.grant("u/1").generation()), "no name of a failed upgrade is full");
@@ -600,6 +656,7 @@ public abstract class LeaseServiceContract {
     void upgradeOfABrokenTentativeFailsEvenAfterItsBreakerLeft() throws Exception {
         Instant t0 = leases.now();
         Lease young = leases.acquire(req(B, "v").tentative().startedAt(t0.plusMillis(5)).build());
+        waitElsewhere(B, t0.plusMillis(5));
         Lease old = leases.acquire(req(A, "v").tentative().startedAt(t0).build());
         leases.release(old, null, null);
         assertThrows(LeaseBrokenException.class, () -> leases.upgrade(young, null));

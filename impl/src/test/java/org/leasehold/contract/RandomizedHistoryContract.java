@@ -20,6 +20,7 @@ import org.leasehold.lease.HolderId;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseBrokenException;
 import org.leasehold.lease.LeaseBusyException;
+import org.leasehold.lease.LeaseException;
 import org.leasehold.lease.LeaseExpiredException;
 import org.leasehold.lease.LeaseGrant;
 import org.leasehold.lease.LeaseKind;
@@ -29,11 +30,11 @@ import org.leasehold.lease.LeaseService;
 import org.leasehold.lease.NameStatus;
 
 /**
- * Many threads take leases on random name sets in random modes, as transactions (tentative, then upgrade) or
- * directly; they hold, renew, write timestamps and release with watermarks; some pause past their deadline and then
- * try to write and release. Everything the service answered is recorded, and {@link LeaseHistoryChecker} proves
- * invariants 1 to 3 from the record. The test also proves that no waiter is lost and that wound-wait lets every
- * transaction through.
+ * Many threads take leases on random name sets in random modes, as transactions (tentative, then upgrade; some with
+ * a second lease asked for while they hold the first) or directly; they hold, renew, write timestamps and release
+ * with watermarks; some pause past their deadline and then try to write and release. Everything the service
+ * answered is recorded, and {@link LeaseHistoryChecker} proves invariants 1 to 3 from the record. The test also
+ * proves that no waiter is lost and that wound-wait lets every transaction through.
  */
 public abstract class RandomizedHistoryContract {
 
@@ -68,6 +69,7 @@ public abstract class RandomizedHistoryContract {
     private final AtomicInteger paused = new AtomicInteger();
     private final AtomicInteger writes = new AtomicInteger();
     private final AtomicInteger waited = new AtomicInteger();
+    private final AtomicInteger secondLeases = new AtomicInteger();
 
     @Test
     void randomHistoryKeepsTheInvariants() throws Exception {
@@ -92,14 +94,16 @@ public abstract class RandomizedHistoryContract {
             pool.shutdown();
             stopMoving();
             String summary = "seed " + seed + ": committed " + committed + ", gave up " + gaveUp + ", broken " + broken
-                    + ", busy " + busy + ", paused " + paused + ", writes " + writes + ", waited " + waited;
+                    + ", busy " + busy + ", paused " + paused + ", writes " + writes + ", waited " + waited
+                    + ", second leases " + secondLeases;
             System.out.println("randomized lease history: " + summary);
             List<String> violations = new LeaseHistoryChecker().check(new ArrayList<>(history));
             assertEquals(List.of(), violations.subList(0, Math.min(10, violations.size())), summary);
             assertEquals(0, gaveUp.get(), "every transaction got through (wound-wait makes progress): " + summary);
             assertEquals(WORKERS * TRANSACTIONS, committed.get(), summary);
-            assertTrue(broken.get() > 0 && paused.get() > 0 && writes.get() > 0 && waited.get() > 0,
-                    "the run exercised breaks, pauses, writes and waits: " + summary);
+            assertTrue(broken.get() > 0 && paused.get() > 0 && writes.get() > 0 && waited.get() > 0
+                    && secondLeases.get() > 0, "the run exercised breaks, pauses, writes, waits and second leases: "
+                    + summary);
             for (NameStatus s : fixture.service().inspect("", 100)) {
                 assertTrue(s.waiters().isEmpty(), "no request left queued: " + s);
             }
@@ -148,27 +152,82 @@ public abstract class RandomizedHistoryContract {
                 waited.incrementAndGet();
             }
             List<LeaseHistoryChecker.Held> held = record(lease, mode);
+            Lease second = null;
+            List<LeaseHistoryChecker.Held> heldSecond = List.of();
             if (kind == LeaseKind.TENTATIVE) {
                 fixture.awaitTime(leases.now().plusMillis(rnd.nextInt(60)));
+                // A third of them ask for a second lease while they hold the first, and may wait for it: a holder
+                // that waits is one wound-wait may break (and the waits of two such transactions may form a cycle).
+                String other = "x/" + rnd.nextInt(6);
+                if (rnd.nextInt(3) == 0 && !names.contains(other)) {
+                    try {
+                        second = leases.acquire(LeaseRequest.builder(holder, other).tentative().startedAt(startedAt)
+                                .leaseFor(Duration.ofMillis(300 + rnd.nextInt(500)))
+                                .waitFor(Duration.ofMillis(200 + rnd.nextInt(1300))).build());
+                        heldSecond = record(second, LeaseMode.EXCLUSIVE);
+                        secondLeases.incrementAndGet();
+                    } catch (LeaseBusyException e) {
+                        busy.incrementAndGet();
+                        releaseQuietly(leases, lease, held);
+                        continue;
+                    }
+                }
                 try {
-                    lease = leases.upgrade(lease, null);
-                    for (LeaseHistoryChecker.Held h : held) {
-                        h.full = true;
-                        h.deadline = lease.deadline();
+                    lease = upgrade(leases, lease, held);
+                    if (second != null) {
+                        second = upgrade(leases, second, heldSecond);
                     }
                 } catch (LeaseBrokenException e) {
-                    held.forEach(h -> h.broken = true);
                     broken.incrementAndGet();
+                    releaseQuietly(leases, lease, held);
+                    releaseQuietly(leases, second, heldSecond);
                     continue;
                 } catch (LeaseExpiredException e) {
+                    releaseQuietly(leases, lease, held);
+                    releaseQuietly(leases, second, heldSecond);
                     continue;
                 }
             }
             work(fixture, rnd, lease, held);
+            releaseQuietly(leases, second, heldSecond);
             committed.incrementAndGet();
             return;
         }
         gaveUp.incrementAndGet();
+    }
+
+    /** Upgrades {@code lease}, recording its names as full; a broken one is recorded as broken before it throws. */
+    private static Lease upgrade(LeaseService leases, Lease lease, List<LeaseHistoryChecker.Held> held)
+            throws Exception {
+        try {
+            Lease full = leases.upgrade(lease, null);
+            for (LeaseHistoryChecker.Held h : held) {
+                h.full = true;
+                h.deadline = full.deadline();
+            }
+            return full;
+        } catch (LeaseBrokenException e) {
+            held.forEach(h -> h.broken = true);
+            throw e;
+        }
+    }
+
+    /**
+     * Releases {@code lease} (null: nothing) without a watermark, whatever became of it (nothing was written), and
+     * records the release of its names.
+     */
+    private static void releaseQuietly(LeaseService leases, Lease lease, List<LeaseHistoryChecker.Held> held) {
+        if (lease == null) {
+            return;
+        }
+        try {
+            Instant ended = leases.release(lease, null, null);
+            for (LeaseHistoryChecker.Held h : held) {
+                h.releasedAt = ended;
+            }
+        } catch (LeaseException e) {
+            // Broken, expired or already ended: nothing to give back.
+        }
     }
 
     private List<LeaseHistoryChecker.Held> record(Lease lease, LeaseMode mode) {

@@ -194,6 +194,7 @@ class EmbeddedEngineTest {
     void breakingAMultiNameTentativeWakesWaitersOnItsOtherNames() throws Exception {
         Instant t0 = time.now();
         engine.acquire(LeaseRequest.builder(B, "x/a", "x/b").tentative().startedAt(t0.plusSeconds(1)).build());
+        EmbeddedFixture.waitElsewhere(engine, B, t0.plusSeconds(1));
         CompletableFuture<Lease> c = engine.acquireAsync(LeaseRequest.builder(C, "x/b").startedAt(t0.plusSeconds(2))
                 .waitFor(Duration.ofSeconds(5)).build());
         assertFalse(c.isDone());
@@ -217,9 +218,25 @@ class EmbeddedEngineTest {
         Instant t0 = time.now();
         Lease p1 = engine.acquire(LeaseRequest.builder(B, "sem").semaphore(2).tentative().startedAt(t0.plusSeconds(1)).build());
         Lease p2 = engine.acquire(LeaseRequest.builder(C, "sem").semaphore(2).tentative().startedAt(t0.plusSeconds(2)).build());
+        assertThrows(LeaseBusyException.class, () -> engine.acquire(LeaseRequest.builder(A, "sem").semaphore(2)
+                .tentative().startedAt(t0).build()), "neither holder waits for anything: no permit is broken");
+        EmbeddedFixture.waitElsewhere(engine, C, t0.plusSeconds(2));
         engine.acquire(LeaseRequest.builder(A, "sem").semaphore(2).tentative().startedAt(t0).build());
         engine.upgrade(p1, null);
         assertThrows(org.leasehold.lease.LeaseBrokenException.class, () -> engine.upgrade(p2, null));
+    }
+
+    @Test
+    void olderSemaphoreRequesterBreaksAnOlderPermitWhoseHolderWaitsRatherThanAYoungerOneThatDoesNot() throws Exception {
+        Instant t0 = time.now();
+        Lease p1 = engine.acquire(LeaseRequest.builder(B, "sem2").semaphore(2).tentative().startedAt(t0.plusSeconds(1))
+                .build());
+        Lease p2 = engine.acquire(LeaseRequest.builder(C, "sem2").semaphore(2).tentative().startedAt(t0.plusSeconds(2))
+                .build());
+        EmbeddedFixture.waitElsewhere(engine, B, t0.plusSeconds(1));
+        engine.acquire(LeaseRequest.builder(A, "sem2").semaphore(2).tentative().startedAt(t0).build());
+        engine.upgrade(p2, null);
+        assertThrows(org.leasehold.lease.LeaseBrokenException.class, () -> engine.upgrade(p1, null));
     }
 
     @Test

@@ -281,6 +281,7 @@ class EngineEdgesTest {
         Instant t0 = time.now();
         Lease a = engine.acquire(LeaseRequest.builder(A, "w/y").startedAt(t0).build());
         engine.acquire(LeaseRequest.builder(B, "w/x").tentative().startedAt(t0.plusSeconds(2)).build());
+        EmbeddedFixture.waitElsewhere(engine, B, t0.plusSeconds(2));
         LeaseBusyException e = assertThrows(LeaseBusyException.class,
                 () -> engine.acquire(LeaseRequest.builder(C, "w/x", "w/y").startedAt(t0.plusSeconds(1)).build()));
         assertEquals("w/y", e.name());

@@ -32,6 +32,7 @@ import org.leasehold.lease.LeaseGrant;
 import org.leasehold.lease.LeaseKind;
 import org.leasehold.lease.LeaseMode;
 import org.leasehold.lease.LeaseRequest;
+import org.leasehold.lease.StaleLeaseException;
 import org.leasehold.remote.RemoteClientConfig;
 import org.leasehold.remote.RemoteLeaseService;
 
@@ -98,7 +99,7 @@ public final class ContentionClientMain implements Callable<Integer> {
     public Integer call() throws Exception {
         for (String c : List.of("transactions", "committed", "gaveUp", "grants", "shared", "exclusive", "twoNames",
                 "tentative", "upgraded", "broken", "busy", "waited", "renewed", "paused", "releases", "expired",
-                "errors")) {
+                "secondLeases", "errors")) {
             counts.put(c, new AtomicInteger());
         }
         Files.createDirectories(out.toAbsolutePath().getParent());
@@ -159,10 +160,10 @@ public final class ContentionClientMain implements Callable<Integer> {
             Instant startedAt = leases.now();
             if (rnd.nextBoolean()) {
                 // A transaction that began earlier and did other work first: older than the holders it meets (even
-                // those retrying for a while), it breaks their tentative leases (wound-wait). Without it, queues
-                // served oldest first leave few younger holders in an older request's way (a run of 300 transactions
-                // broke none in one run of several); with it and tentative holds of 40 to 240 ms, such a run breaks
-                // some 20 to 40 leases (six runs, two of them on a loaded machine).
+                // those retrying for a while), it breaks their tentative leases while they wait for a second lease
+                // (wound-wait). Without it, queues served oldest first leave few younger holders in an older
+                // request's way; with it, tentative holds of 40 to 240 ms and second leases for half of them, a run
+                // of 300 transactions breaks some 8 to 14 leases (four runs on a quiet machine).
                 startedAt = startedAt.minusMillis(1_000 + rnd.nextInt(2_000));
             }
             for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
@@ -185,25 +186,41 @@ public final class ContentionClientMain implements Callable<Integer> {
                 if (lease.grantedAt().isAfter(asked.plusMillis(50))) {
                     counts.get("waited").incrementAndGet();
                 }
+                Lease second = null;
                 if (kind == LeaseKind.TENTATIVE) {
                     counts.get("tentative").incrementAndGet();
-                    // The rest of the transaction's work, during which an older request may break the lease.
+                    // The rest of the transaction's work, during which older requests may queue for its names.
                     Thread.sleep(40 + rnd.nextInt(200));
+                    // Half ask for a second lease on the same server, and may wait for it: the server breaks a
+                    // younger tentative lease for an older request only while its holder waits there (a holder that
+                    // waits for nothing cannot be in a cycle of waits).
+                    String other = group.get(rnd.nextInt(group.size()));
+                    if (rnd.nextBoolean() && !want.contains(other)) {
+                        try {
+                            second = leases.acquire(LeaseRequest.builder(holder, other).tentative().startedAt(startedAt)
+                                    .leaseFor(Duration.ofMillis(300 + rnd.nextInt(500)))
+                                    .waitFor(Duration.ofMillis(200 + rnd.nextInt(1000))).build());
+                        } catch (LeaseBusyException e) {
+                            counts.get("busy").incrementAndGet();
+                            releaseQuietly(lease);
+                            continue;
+                        }
+                        record("grant", second, Map.of("mode", LeaseMode.Type.EXCLUSIVE.name(), "kind", kind.name()));
+                        counts.get("secondLeases").incrementAndGet();
+                    }
                     try {
-                        lease = leases.upgrade(lease, null);
-                        record("upgrade", lease, Map.of());
-                        counts.get("upgraded").incrementAndGet();
-                    } catch (LeaseBrokenException e) {
-                        record("broken", lease, Map.of());
-                        counts.get("broken").incrementAndGet();
-                        continue;
-                    } catch (LeaseExpiredException e) {
-                        record("expired", lease, Map.of());
-                        counts.get("expired").incrementAndGet();
+                        lease = upgrade(lease);
+                        if (second != null) {
+                            second = upgrade(second);
+                        }
+                    } catch (LeaseBrokenException | LeaseExpiredException e) {
+                        releaseQuietly(lease);
+                        releaseQuietly(second);
                         continue;
                     }
                 }
                 hold(rnd, lease);
+                releaseQuietly(second);
                 counts.get("committed").incrementAndGet();
                 return;
             }
@@ -211,6 +228,36 @@ public final class ContentionClientMain implements Callable<Integer> {
         } catch (LeaseException | RuntimeException e) {
             counts.get("errors").incrementAndGet();
             write(Map.of("ev", "error", "holder", holder.toString(), "error", String.valueOf(e)));
+        }
+    }
+
+    /** Upgrades {@code lease}, recording the upgrade, or the break or expiry it threw. */
+    private Lease upgrade(Lease lease) throws LeaseException {
+        try {
+            Lease full = leases.upgrade(lease, null);
+            record("upgrade", full, Map.of());
+            counts.get("upgraded").incrementAndGet();
+            return full;
+        } catch (LeaseBrokenException e) {
+            record("broken", lease, Map.of());
+            counts.get("broken").incrementAndGet();
+            throw e;
+        } catch (LeaseExpiredException e) {
+            record("expired", lease, Map.of());
+            counts.get("expired").incrementAndGet();
+            throw e;
+        }
+    }
+
+    /** Releases {@code lease} (null: nothing) without a watermark, if it is still held: nothing was written under it. */
+    private void releaseQuietly(Lease lease) throws LeaseException {
+        if (lease == null) {
+            return;
+        }
+        try {
+            release(lease, null);
+        } catch (LeaseBrokenException | StaleLeaseException e) {
+            // Broken by an older request (and perhaps forgotten since): nothing to give back.
         }
     }
 

@@ -120,7 +120,7 @@ class MultiProcessContentionTest {
         assertEquals(totals.get("transactions"), totals.get("committed") + totals.get("gaveUp"), summary);
         assertTrue(totals.get("gaveUp") * 10 <= totals.get("transactions"), "wound-wait lets transactions through: " + summary);
         for (String exercised : List.of("shared", "exclusive", "twoNames", "upgraded", "broken", "waited", "renewed",
-                "paused", "releases", "expired")) {
+                "paused", "releases", "expired", "secondLeases")) {
             assertTrue(totals.get(exercised) > 0, "the run exercised " + exercised + ": " + summary);
         }
         for (ServerProcess s : servers) {

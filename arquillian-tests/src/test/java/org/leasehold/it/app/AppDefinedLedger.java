@@ -39,19 +39,20 @@ public class AppDefinedLedger {
     }
 
     /**
-     * Takes the lease on {@code account/<account>} in this method's transaction (and, on a connection of the same
-     * factory in the same transaction, one on {@code account/<account>-also}, so that wound-wait applies to the
-     * transaction: its first lease alone is an only lease, which an older transaction waits for rather than breaks),
-     * says so through {@code holding}, and keeps them until {@code done} opens (at most a minute).
+     * Takes the lease on {@code account/<account>} in this method's transaction, says so through {@code holding},
+     * then (on a connection of the same factory in the same transaction) asks for {@code account/<account>-older-first},
+     * which an older transaction holds, and waits for it: a transaction that waits is one whose tentative lease an
+     * older one asking for it breaks (wound-wait). Then keeps what it holds until {@code done} opens (at most a
+     * minute).
      */
     @Transactional
     @Leased(value = "account/{0}", factory = LeaseConnectionFactory.DEFAULT_JNDI_NAME)
     public void holdUntil(String account, CountDownLatch holding, CountDownLatch done) throws InterruptedException,
             LeaseholdException {
-        try (LeaseConnection c = leases.getConnection()) {
-            c.acquire(LeaseOptions.of("account/" + account + "-also"));
-        }
         holding.countDown();
+        try (LeaseConnection c = leases.getConnection()) {
+            c.acquire(LeaseOptions.of("account/" + account + "-older-first"));
+        }
         done.await(60, TimeUnit.SECONDS);
     }
 

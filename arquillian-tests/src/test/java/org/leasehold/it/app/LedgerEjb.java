@@ -9,7 +9,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 
 import javax.sql.DataSource;
 
@@ -50,23 +49,18 @@ public class LedgerEjb {
     }
 
     /**
-     * Takes a lease on {@code name} for {@code leaseTime} (and one on {@code name + "-also"}, so that wound-wait applies
-     * to the transaction) and appends {@code text} under them, says so through
-     * {@code holding}, then waits until {@code proceed} opens (at most a minute) without touching the connection again,
-     * and returns: the container commits the transaction after that.
+     * Takes a lease on {@code name} for {@code leaseTime} and appends {@code text} under it, says so through
+     * {@code holding}, then asks for {@code waitFor}, which an older transaction holds, and waits for it (the
+     * adapter's default wait): a transaction that waits is one whose tentative lease an older one asking for it
+     * breaks (wound-wait). Returns once it has it: the container commits the transaction after that.
      */
-    public void recordAndWait(String name, Duration leaseTime, String text, CountDownLatch holding,
-            CountDownLatch proceed) throws LeaseholdException, InterruptedException {
+    public void recordAndWaitFor(String name, Duration leaseTime, String text, CountDownLatch holding, String waitFor)
+            throws LeaseholdException {
         try (LeaseConnection c = leases.getConnection()) {
             c.acquire(LeaseOptions.of(name).leaseFor(leaseTime));
-            // A second lease, so that wound-wait applies to this transaction (its first lease alone is an only lease,
-            // which an older transaction waits for rather than breaks).
-            c.acquire(LeaseOptions.of(name + "-also"));
             c.append(text.getBytes(StandardCharsets.UTF_8));
-        }
-        holding.countDown();
-        if (!proceed.await(60, TimeUnit.SECONDS)) {
-            throw new IllegalStateException("nobody let the transaction of '" + text + "' go on within a minute");
+            holding.countDown();
+            c.acquire(LeaseOptions.of(waitFor));
         }
     }
 

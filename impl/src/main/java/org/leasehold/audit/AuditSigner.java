@@ -17,6 +17,26 @@ public final class AuditSigner implements AutoCloseable {
     private final long lingerMicros;
     private final int maxBatch;
     private volatile BatchSigner batches;
+    /** What the signers of earlier keys did (guarded by this). */
+    private Counts retired = new Counts(0, 0, 0, 0, 0);
+
+    /**
+     * What the signer did since it started, every key it signed with together (for metrics: the counts never go down
+     * across a rotation).
+     *
+     * @param batches        batches signed
+     * @param statements     statements (witnesses and signed times) signed
+     * @param hurriedBatches batches signed before the end of their linger because somebody waited for a proof
+     * @param queueFullWaits submissions that found the queue of statements full and waited for room
+     * @param queued         statements waiting to be signed now
+     */
+    public record Counts(long batches, long statements, long hurriedBatches, long queueFullWaits, int queued) {
+
+        Counts plus(BatchSigner b) {
+            return new Counts(batches + b.batches(), statements + b.statements(), hurriedBatches + b.hurriedBatches(),
+                    queueFullWaits + b.waits(), queued + b.queued());
+        }
+    }
 
     /**
      * Starts signing with {@code key}.
@@ -61,6 +81,11 @@ public final class AuditSigner implements AutoCloseable {
     public long[] counts() {
         BatchSigner b = batches;
         return new long[] {b.batches(), b.statements()};
+    }
+
+    /** What the signer did since it started, with every key (see {@link Counts}). */
+    public synchronized Counts totals() {
+        return retired.plus(batches);
     }
 
     /** Has the batch being gathered signed now: somebody (a client's time request) waits for it. */
@@ -113,14 +138,15 @@ public final class AuditSigner implements AutoCloseable {
         }).thenCompose(f -> f);
     }
 
-    /** Signs with {@code next} from now on; the old key's queue is signed and its thread stopped. */
-    public void rotate(SigningKey next) {
-        BatchSigner old;
-        synchronized (this) {
-            old = batches;
-            batches = new BatchSigner(next, lingerMicros, maxBatch, "leasehold-audit-signer-" + next.id());
-        }
+    /**
+     * Signs with {@code next} from now on; the old key's queue is signed and its thread stopped (meanwhile
+     * {@link #totals} waits, so that it never counts less than before).
+     */
+    public synchronized void rotate(SigningKey next) {
+        BatchSigner old = batches;
+        batches = new BatchSigner(next, lingerMicros, maxBatch, "leasehold-audit-signer-" + next.id());
         old.close();
+        retired = retired.plus(old);
     }
 
     /** Signs what is queued and stops. */

@@ -230,6 +230,11 @@ public final class BatchSigner implements AutoCloseable {
         return statements;
     }
 
+    /** How many statements wait to be signed now. */
+    public int queued() {
+        return queue.size();
+    }
+
     /**
      * Runs {@code task} once every proof of the batch being handed out has been handed out, when called from what a
      * proof's completion runs on the signing thread (e.g. to send the proofs of many statements in one message rather

@@ -231,6 +231,11 @@ class AuditChainTest {
         AuditVerifier v = new AuditVerifier(KeySet.of(AuditFixture.published(key), AuditFixture.published(next)));
         assertEquals(List.of(), v.check(before));
         assertEquals(List.of(), v.check(after));
+        AuditSigner.Counts totals = signer.totals();
+        assertEquals(2, totals.statements(), "the totals count both keys' statements: " + totals);
+        assertEquals(2, totals.batches(), "one batch of each key: " + totals);
+        assertEquals(1, signer.counts()[1], "the current key's own count starts again");
+        assertEquals(0, totals.queued());
         signer.close();
         CompletableFuture<FrameWitness> late = signer.sign(AuditFixture.witness(next.id(), "x", 1));
         assertTrue(late.isCompletedExceptionally());

@@ -48,6 +48,9 @@ public final class LeaseServer implements AutoCloseable {
         this.holder = new EngineHolder(config.engine(), config.testClock(), config.stateDir(), config.backend(),
                 config.signing());
         metrics.clockBehind(() -> holder.embedded() == null ? 0 : holder.embedded().clockBehind().toNanos() / 1e9);
+        if (holder.signer() != null) {
+            metrics.signer(holder.signer()::totals);
+        }
         GrantOwners owners = new GrantOwners();
         LeaseAccess access = new LeaseAccess(acl, owners);
         LeaseCalls calls = new LeaseCalls(holder, owners, metrics);

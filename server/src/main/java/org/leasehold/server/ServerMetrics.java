@@ -6,15 +6,19 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.DoubleSupplier;
 import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+
+import org.leasehold.audit.AuditSigner;
 
 /**
  * The server's metrics, kept by the Prometheus Java client and written in its text format: lease operations by
@@ -68,6 +72,31 @@ final class ServerMetrics {
                 .help("How far the clock is behind the time mark of the server's last incarnation (a clock that "
                         + "stepped back across a restart); grants wait until it has passed the mark, then 0")
                 .callback(cb -> cb.call(seconds.getAsDouble())).register(registry);
+    }
+
+    /**
+     * Registers the signer's metrics, read from {@code counts} at each scrape (only a server that signs has them):
+     * {@code leasehold_signer_batches_total}, {@code leasehold_signer_statements_total} (witnesses and signed times),
+     * {@code leasehold_signer_hurried_batches_total} (signed before their linger ended because a caller waited),
+     * {@code leasehold_signer_queue_full_waits_total} (grants that waited for room in the signer's queue) and the
+     * gauge {@code leasehold_signer_queued} (statements waiting to be signed now).
+     */
+    void signer(Supplier<AuditSigner.Counts> counts) {
+        CounterWithCallback.builder().name("leasehold_signer_batches")
+                .help("Merkle batches of statements signed (one Ed25519 signature each)")
+                .callback(cb -> cb.call(counts.get().batches())).register(registry);
+        CounterWithCallback.builder().name("leasehold_signer_statements")
+                .help("Statements signed: lease witnesses and signed times")
+                .callback(cb -> cb.call(counts.get().statements())).register(registry);
+        CounterWithCallback.builder().name("leasehold_signer_hurried_batches")
+                .help("Batches signed before the end of their linger because a caller waited for a proof")
+                .callback(cb -> cb.call(counts.get().hurriedBatches())).register(registry);
+        CounterWithCallback.builder().name("leasehold_signer_queue_full_waits")
+                .help("Submissions that found the signer's queue full and waited for room (signing falls behind)")
+                .callback(cb -> cb.call(counts.get().queueFullWaits())).register(registry);
+        GaugeWithCallback.builder().name("leasehold_signer_queued")
+                .help("Statements waiting to be signed now")
+                .callback(cb -> cb.call(counts.get().queued())).register(registry);
     }
 
     /** Makes {@code leasehold_waiting_acquisitions} read {@code now} (the count that {@code --max-waiters} limits). */

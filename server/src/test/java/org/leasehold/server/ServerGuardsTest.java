@@ -408,6 +408,13 @@ class ServerGuardsTest {
         assertTrue(body.contains("leasehold_ops_total{op=\"acquire\",outcome=\"busy\"} 1.0"), body);
         assertTrue(body.contains("leasehold_op_duration_seconds_bucket{op=\"release\""), body);
         assertTrue(body.contains("leasehold_connections"), body);
+        // The grant's witness was signed (the server signs by default): the signer's counters say so.
+        assertTrue(metric(body, "leasehold_signer_statements_total") >= 1, body);
+        assertTrue(metric(body, "leasehold_signer_batches_total") >= 1, body);
+        assertEquals(0, metric(body, "leasehold_signer_queue_full_waits_total"), body);
+        // Written whatever their value (metric fails on a missing sample).
+        metric(body, "leasehold_signer_hurried_batches_total");
+        metric(body, "leasehold_signer_queued");
         HttpResponse<String> health = http.send(HttpRequest.newBuilder(URI.create(base + "/health")).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertEquals(200, health.statusCode());
@@ -415,6 +422,16 @@ class ServerGuardsTest {
         HttpResponse<String> ready = http.send(HttpRequest.newBuilder(URI.create(base + "/ready")).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertEquals(200, ready.statusCode(), ready.body());
+    }
+
+    /** The value of the sample {@code name} (no labels) in a Prometheus text exposition; fails if it is absent. */
+    private static double metric(String body, String name) {
+        for (String line : body.split("\n")) {
+            if (line.startsWith(name + " ")) {
+                return Double.parseDouble(line.substring(name.length() + 1).trim());
+            }
+        }
+        throw new AssertionError("no sample " + name + " in\n" + body);
     }
 
     /** Passes bytes through unchanged. */

@@ -56,7 +56,10 @@ import org.leasehold.time.SystemTimeSource;
  * the baseline with the batch size of the round without, and a last table sets their commit latencies side by side.
  *
  * <pre>java -cp benchmarks/target/benchmarks.jar org.leasehold.bench.AppendBench [--dir D] [--writers 1,8,64]
- *     [--payloads 256,4096] [--warmup 2] [--seconds 2] [--rounds 6] [--bucket-ms 1000] [--witnesses none]</pre>
+ *     [--payloads 256,4096] [--warmup 2] [--seconds 2] [--rounds 6] [--bucket-ms 1000] [--witnesses none]
+ *     [--keep false]</pre>
+ * The run's files (a store and a baseline file per round, gigabytes in all) are deleted when it ends, unless
+ * {@code --keep true}.
  */
 public final class AppendBench {
     private static final int WARMUP = 0;
@@ -135,7 +138,8 @@ public final class AppendBench {
 
     public static void main(String[] argv) throws Exception {
         Map<String, String> a = BenchSupport.args(argv, Map.of("dir", BenchSupport.defaultDir(), "writers", "1,8,64",
-                "payloads", "256,4096", "warmup", "2", "seconds", "2", "rounds", "6", "bucket-ms", "1000", "witnesses", "none"));
+                "payloads", "256,4096", "warmup", "2", "seconds", "2", "rounds", "6", "bucket-ms", "1000", "witnesses", "none",
+                "keep", "false"));
         Path dir = BenchSupport.dir(a.get("dir")).resolve("append-" + System.nanoTime());
         Files.createDirectories(dir);
         int warmup = BenchSupport.positive("--warmup", a.get("warmup"));
@@ -143,17 +147,25 @@ public final class AppendBench {
         int rounds = BenchSupport.positive("--rounds", a.get("rounds"));
         Duration bucket = Duration.ofMillis(BenchSupport.positive("--bucket-ms", a.get("bucket-ms")));
         Witnesses witnesses = Witnesses.parse(a.get("witnesses"));
-        System.out.println("append: files under " + dir + ", bucket " + bucket + ", witnesses " + a.get("witnesses")
-                + ", " + BenchSupport.load());
+        boolean keep = Boolean.parseBoolean(a.get("keep"));
+        System.out.println("append: files under " + dir + (keep ? " (kept)" : " (deleted at the end; --keep true keeps "
+                + "them)") + ", bucket " + bucket + ", witnesses " + a.get("witnesses") + ", " + BenchSupport.load());
         List<String> rows = new ArrayList<>();
         List<String> compared = new ArrayList<>();
-        for (int payload : BenchSupport.ints(a.get("payloads"))) {
-            for (int writers : BenchSupport.ints(a.get("writers"))) {
-                List<String> out = run(dir, writers, payload, warmup, seconds, rounds, bucket, witnesses);
-                for (int i = 0; i < out.size(); i++) {
-                    (i < out.size() - (witnesses == Witnesses.BOTH ? 1 : 0) ? rows : compared).add(out.get(i));
-                    System.out.println(out.get(i) + "   (" + BenchSupport.load() + ")");
+        try {
+            for (int payload : BenchSupport.ints(a.get("payloads"))) {
+                for (int writers : BenchSupport.ints(a.get("writers"))) {
+                    List<String> out = run(dir, writers, payload, warmup, seconds, rounds, bucket, witnesses);
+                    for (int i = 0; i < out.size(); i++) {
+                        (i < out.size() - (witnesses == Witnesses.BOTH ? 1 : 0) ? rows : compared).add(out.get(i));
+                        System.out.println(out.get(i) + "   (" + BenchSupport.load() + ")");
+                    }
                 }
+            }
+        } finally {
+            // A run writes gigabytes (every round's store and baseline file): gone with it unless asked to keep.
+            if (!keep) {
+                BenchSupport.deleteTree(dir);
             }
         }
         System.out.println();

@@ -1,10 +1,18 @@
 package org.leasehold.bench;
 
+import java.io.IOException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /** Argument parsing and formatting shared by the custom harnesses. */
 final class BenchSupport {
@@ -97,5 +105,32 @@ final class BenchSupport {
 
     static String pct(double ratio) {
         return String.format(Locale.ROOT, "%.0f %%", ratio * 100);
+    }
+
+    /** Deletes {@code dir} and everything under it (directories made writable first); nothing if it is absent. */
+    static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        Set<PosixFilePermission> rwx = PosixFilePermissions.fromString("rwx------");
+        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes a) throws IOException {
+                Files.setPosixFilePermissions(d, rwx);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult visitFile(Path f, BasicFileAttributes a) throws IOException {
+                Files.delete(f);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
+                Files.delete(d);
+                return FileVisitResult.CONTINUE;
+            }
+        });
     }
 }

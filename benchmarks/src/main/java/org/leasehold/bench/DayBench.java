@@ -10,8 +10,6 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -206,32 +204,6 @@ public final class DayBench {
         }
     }
 
-    private static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        Set<PosixFilePermission> rwx = PosixFilePermissions.fromString("rwx------");
-        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes a) throws IOException {
-                Files.setPosixFilePermissions(d, rwx);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult visitFile(Path f, BasicFileAttributes a) throws IOException {
-                Files.delete(f);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-                Files.delete(d);
-                return FileVisitResult.CONTINUE;
-            }
-        });
-    }
-
     /** The data files of {@code log}'s buckets, in bucket order (the layout sorts by name). */
     private static List<Path> dataFiles(Path log) throws IOException {
         try (Stream<Path> s = Files.walk(log)) {
@@ -325,7 +297,7 @@ public final class DayBench {
         String key = "hours " + hours + " writers " + writers + " messages " + messages + "\n";
         Path done = cache.resolve("built");
         if (!Files.exists(done) || !Files.readString(done).equals(key)) {
-            deleteTree(cache);
+            BenchSupport.deleteTree(cache);
             Files.createDirectories(cacheRoot);
             build(cacheRoot, locks, hours, writers, messages);
             Files.writeString(done, key, StandardCharsets.US_ASCII);
@@ -333,7 +305,7 @@ public final class DayBench {
             System.out.println("using the cached day in " + cache);
         }
         Path run = dir.resolve("day-run");
-        deleteTree(run);
+        BenchSupport.deleteTree(run);
         Files.createDirectories(run);
         Path root = run.resolve("root");
         long c0 = System.nanoTime();

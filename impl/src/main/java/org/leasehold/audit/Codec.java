@@ -92,6 +92,30 @@ final class Codec {
             this.record = record;
         }
 
+        /** A reader over {@code length} bytes of {@code bytes} from {@code offset}. */
+        In(byte[] bytes, int offset, int length, String record) {
+            this.b = ByteBuffer.wrap(bytes, offset, length).slice();
+            this.record = record;
+        }
+
+        /** Moves past {@code n} bytes of {@code field}. */
+        void skip(int n, String field) throws AuditFormatException {
+            need(n, field);
+            b.position(b.position() + n);
+        }
+
+        /** Moves past a field of {@link #sized16}, checking its length; returns where its bytes start. */
+        int skipSized16(String field, int max) throws AuditFormatException {
+            int n = u16(field + " length");
+            if (n > max) {
+                throw new AuditFormatException("the " + record + "'s field '" + field + "' is " + n
+                        + " bytes long; at most " + max + " are allowed");
+            }
+            int at = b.position();
+            skip(n, field);
+            return at;
+        }
+
         private void need(int n, String field) throws AuditFormatException {
             if (b.remaining() < n) {
                 throw new AuditFormatException("the " + record + " ends at byte " + b.limit() + " inside its field '"
@@ -141,10 +165,29 @@ final class Codec {
         }
 
         String text(String field, int max) throws AuditFormatException {
-            byte[] raw = sized16(field, max);
+            int n = u16(field + " length");
+            if (n > max) {
+                throw new AuditFormatException("the " + record + "'s field '" + field + "' is " + n
+                        + " bytes long; at most " + max + " are allowed");
+            }
+            need(n, field);
+            byte[] a = b.array();
+            int start = b.arrayOffset() + b.position();
+            b.position(b.position() + n);
+            // Names, holders and service ids are mostly ASCII, which is UTF-8 as it is: no decoder needed.
+            boolean ascii = true;
+            for (int i = start; i < start + n; i++) {
+                if (a[i] < 0) {
+                    ascii = false;
+                    break;
+                }
+            }
+            if (ascii) {
+                return new String(a, start, n, StandardCharsets.US_ASCII);
+            }
             try {
                 return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                        .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(raw)).toString();
+                        .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(a, start, n)).toString();
             } catch (CharacterCodingException e) {
                 throw new AuditFormatException("the " + record + "'s field '" + field + "' is not UTF-8", e);
             }

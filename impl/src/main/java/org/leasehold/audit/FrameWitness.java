@@ -94,6 +94,61 @@ public record FrameWitness(byte[] witnessBytes, Witness witness, BatchProof proo
                 tp == null ? null : BatchProof.decode(tp));
     }
 
+    /**
+     * What a bag store checks of a frame witness before it appends (the lease it names and how recent its signed time
+     * is), read without decoding the rest: the envelope's fields must hold exactly the bytes given, and the witness
+     * and the signed time must start as {@link Witness} and {@link SignedTime} encodings do, up to the fields read.
+     * Nothing is verified (proofs and signatures are not even parsed): that is the verifier's work, as for any frame.
+     *
+     * @param name             the witnessed lease's name
+     * @param generation       its generation
+     * @param latestSignedTime as {@link #latestSignedTime()}
+     */
+    public record Summary(String name, long generation, long latestSignedTime) {
+    }
+
+    /** Reads {@link Summary} from {@link #encode()}'s bytes. */
+    public static Summary summarize(byte[] bytes) throws AuditFormatException {
+        Codec.In in = new Codec.In(bytes, "frame witness");
+        in.magic(MAGIC, "LHFW");
+        in.version(VERSION);
+        int flags = in.u8("flags");
+        if ((flags & ~1) != 0) {
+            throw new AuditFormatException("a frame witness has unknown flags 0x" + Integer.toHexString(flags)
+                    + " (version 1 knows only bit 0, a signed time)");
+        }
+        int w = in.skipSized16("witness", 0xFFFF);
+        int wEnd = in.position();
+        in.skipSized16("witness proof", 0xFFFF);
+        int t = -1;
+        int tEnd = -1;
+        if (flags == 1) {
+            t = in.skipSized16("signed time", 0xFFFF);
+            tEnd = in.position();
+            in.skipSized16("signed time proof", 0xFFFF);
+        }
+        in.end();
+        Codec.In wi = new Codec.In(bytes, w, wEnd - w, "witness");
+        wi.magic(Witness.MAGIC, "LHWT");
+        wi.version(Witness.VERSION);
+        wi.skip(1 + 16, "event and key id");
+        wi.skipSized16("service id", Witness.MAX_TEXT);
+        String name = wi.text("name", Witness.MAX_NAME);
+        long generation = wi.i64("generation");
+        wi.skip(1 + 4 + 1 + 8 * 4, "mode, permits, kind, floor, writable from, deadline, granted at");
+        long latest = wi.i64("signed time");
+        if (t >= 0) {
+            Codec.In ti = new Codec.In(bytes, t, tEnd - t, "signed time");
+            ti.magic(SignedTime.MAGIC, "LHST");
+            ti.version(SignedTime.VERSION);
+            ti.skip(16, "key id");
+            ti.skipSized16("service id", Witness.MAX_TEXT);
+            ti.skipSized16("nonce", SignedTime.MAX_NONCE);
+            latest = Math.max(latest, ti.i64("midpoint"));
+        }
+        return new Summary(name, generation, latest);
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof FrameWitness f && Arrays.equals(f.witnessBytes, witnessBytes) && f.proof.equals(proof)

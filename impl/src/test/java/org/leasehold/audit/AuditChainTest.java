@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.leasehold.lease.HolderId;
 
 /** Keys, encodings, batch signing and every forgery the verifier must catch. */
 class AuditChainTest {
@@ -79,6 +80,16 @@ class AuditChainTest {
                 .contains("version 2"));
         SignedTime t = new SignedTime(key.id(), "svc-1", new byte[] {1, 2, 3}, AuditFixture.T, 700);
         assertEquals(t, SignedTime.decode(t.encode()));
+        // Text that is not ASCII is decoded as UTF-8, strictly: a byte no UTF-8 text holds is refused.
+        Witness accented = new Witness(w.event(), "svc-été", w.keyId(), w.name(), w.generation(), w.mode(), w.kind(),
+                w.floor(), w.writableFrom(), w.deadline(), w.grantedAt(), w.signedTime(), w.radius(), w.correlationId(),
+                w.predecessorId(), w.predecessorEnding(), w.predecessorEndedAt(), w.predecessorWatermark(),
+                w.predecessorWatermarkSignedAt(), new HolderId("hôte-a/jvm", "tx/東京"), "élodie");
+        assertEquals(accented, Witness.decode(accented.encode()));
+        byte[] notUtf8 = b.clone();
+        notUtf8[24] = (byte) 0xFF;
+        assertTrue(assertThrows(AuditFormatException.class, () -> Witness.decode(notUtf8)).getMessage()
+                .contains("'service id' is not UTF-8"));
     }
 
     @Test
@@ -116,6 +127,36 @@ class AuditChainTest {
         assertEquals(threads * each, signer.counts()[1]);
         assertTrue(batches < threads * each, "batched: " + batches);
         assertEquals(batches, v.signatureChecks(), "one signature check per batch");
+    }
+
+    @Test
+    void aStoreReadsTheNameGenerationAndLatestSignedTimeOfAFrameWitnessWithoutDecodingItAndRefusesABrokenEnvelope()
+            throws Exception {
+        FrameWitness bare = signed("tenant/süd", 9);
+        SignedTimeProof t = signer.signTime(new byte[] {7}, AuditFixture.T + 250_000).get(10, TimeUnit.SECONDS);
+        FrameWitness timed = bare.withTime(t.time(), t.proof());
+        for (FrameWitness fw : List.of(bare, timed)) {
+            byte[] b = fw.encode();
+            FrameWitness.Summary s = FrameWitness.summarize(b);
+            assertEquals(new FrameWitness.Summary(fw.witness().name(), fw.witness().generation(), fw.latestSignedTime()),
+                    s);
+            for (int cut = 0; cut < b.length; cut++) {
+                byte[] shorter = java.util.Arrays.copyOf(b, cut);
+                assertThrows(AuditFormatException.class, () -> FrameWitness.summarize(shorter), "cut at " + cut);
+            }
+            byte[] longer = java.util.Arrays.copyOf(b, b.length + 1);
+            assertThrows(AuditFormatException.class, () -> FrameWitness.summarize(longer));
+            byte[] notAWitness = b.clone();
+            notAWitness[8] ^= 1; // the witness's own magic, inside the envelope
+            assertTrue(assertThrows(AuditFormatException.class, () -> FrameWitness.summarize(notAWitness))
+                    .getMessage().contains("not a witness"));
+        }
+        assertEquals(AuditFixture.T + 250_000, FrameWitness.summarize(timed.encode()).latestSignedTime());
+        byte[] timedBytes = timed.encode();
+        int timeAt = 6 + 2 + timed.witnessBytes().length + 2 + timed.proof().encode().length + 2;
+        timedBytes[timeAt] ^= 1; // the signed time's magic
+        assertTrue(assertThrows(AuditFormatException.class, () -> FrameWitness.summarize(timedBytes)).getMessage()
+                .contains("not a signed time"));
     }
 
     @Test

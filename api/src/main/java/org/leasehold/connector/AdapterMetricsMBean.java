@@ -69,6 +69,28 @@ public interface AdapterMetricsMBean {
     long getClockRefusals();
 
     /**
+     * Merkle batches the embedded lease service's signer signed (one Ed25519 signature each), every key since the
+     * start together; 0 where this adapter signs nothing (remote mode: the lease server signs, and its metrics say
+     * so).
+     */
+    long getSignerBatches();
+
+    /** Statements (lease witnesses and signed times) the embedded lease service's signer signed; 0 as above. */
+    long getSignerStatements();
+
+    /** Batches signed before the end of their linger because a caller (a commit, a time request) waited; 0 as above. */
+    long getSignerHurriedBatches();
+
+    /**
+     * Grants that found the signer's queue full (32 768 statements) and waited for room: signing falls behind the
+     * grants; 0 as above.
+     */
+    long getSignerQueueFullWaits();
+
+    /** Statements waiting to be signed now; 0 as above. */
+    long getSignerQueued();
+
+    /**
      * The branches prepared and not yet decided by the transaction manager, each with when it was prepared and, for
      * one recovered after a restart, whether its leases are held again (embedded mode) or gone.
      */

@@ -12,6 +12,7 @@ import javax.management.StandardMBean;
 
 import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
+import org.leasehold.audit.AuditSigner;
 import org.leasehold.connector.AdapterMetricsMBean;
 
 /**
@@ -22,6 +23,8 @@ public final class AdapterMetrics implements AdapterMetricsMBean {
     private static final System.Logger LOG = System.getLogger(AdapterMetrics.class.getName());
     private volatile Supplier<List<String>> prepared = List::of;
     private volatile Supplier<List<String>> heuristic = List::of;
+    /** The embedded lease service's signer's counts, or null where this adapter signs nothing. */
+    private volatile Supplier<AuditSigner.Counts> signer;
 
     private final LongAdder acquires = new LongAdder();
     private final LongAdder acquireFailures = new LongAdder();
@@ -268,6 +271,43 @@ public final class AdapterMetrics implements AdapterMetricsMBean {
     @Override
     public long getClockRefusals() {
         return clockRefusals.sum();
+    }
+
+    /** Where the signer's figures come from: the embedded lease service's signer. */
+    void signer(Supplier<AuditSigner.Counts> counts) {
+        signer = counts;
+    }
+
+    private AuditSigner.Counts signerCounts() {
+        Supplier<AuditSigner.Counts> s = signer;
+        return s == null ? NO_SIGNER : s.get();
+    }
+
+    private static final AuditSigner.Counts NO_SIGNER = new AuditSigner.Counts(0, 0, 0, 0, 0);
+
+    @Override
+    public long getSignerBatches() {
+        return signerCounts().batches();
+    }
+
+    @Override
+    public long getSignerStatements() {
+        return signerCounts().statements();
+    }
+
+    @Override
+    public long getSignerHurriedBatches() {
+        return signerCounts().hurriedBatches();
+    }
+
+    @Override
+    public long getSignerQueueFullWaits() {
+        return signerCounts().queueFullWaits();
+    }
+
+    @Override
+    public long getSignerQueued() {
+        return signerCounts().queued();
     }
 
     /** Where the branch lists come from: the resource manager's journal. */

@@ -185,6 +185,9 @@ final class LeaseholdRuntime implements AutoCloseable {
             rm.reinstatePrepared(engine);
         }
         metrics.branches(rm::preparedBranches, rm::heuristicBranches);
+        if (engine != null && engine.signer() != null) {
+            metrics.signer(engine.signer()::totals);
+        }
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4004 adapter runtime started: log {0} at {1}, writer {2}, lease "
                 + "service {3}", config.log(), config.bagStoreRoot(), store.writerId(), leases.serviceId());
         AdapterHealth health = new AdapterHealth(config, store.writerId(), leases, ownership,

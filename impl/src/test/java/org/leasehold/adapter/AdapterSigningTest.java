@@ -76,6 +76,11 @@ class AdapterSigningTest {
         transfer("account/2", "account/3");
         List<Message> written = fx.messages();
         assertEquals(2, written.size());
+        AdapterMetrics metrics = fx.rm().metrics();
+        assertTrue(metrics.getSignerStatements() >= 4, "two grants and two upgrades signed at least: "
+                + metrics.getSignerStatements());
+        assertTrue(metrics.getSignerBatches() >= 1 && metrics.getSignerBatches() <= metrics.getSignerStatements());
+        assertEquals(0, metrics.getSignerQueueFullWaits());
         KeySet keys = PublishedKeys.load(new NfsSafeFiles(), PublishedKeys.directory(root));
         assertTrue(Files.isRegularFile(PublishedKeys.directory(root).resolve(key.id() + ".key")),
                 "the configured key is published under .leasehold/keys");

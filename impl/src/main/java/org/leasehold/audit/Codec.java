@@ -106,11 +106,7 @@ final class Codec {
 
         /** Moves past a field of {@link #sized16}, checking its length; returns where its bytes start. */
         int skipSized16(String field, int max) throws AuditFormatException {
-            int n = u16(field + " length");
-            if (n > max) {
-                throw new AuditFormatException("the " + record + "'s field '" + field + "' is " + n
-                        + " bytes long; at most " + max + " are allowed");
-            }
+            int n = length16(field, max);
             int at = b.position();
             skip(n, field);
             return at;
@@ -155,22 +151,24 @@ final class Codec {
             return out;
         }
 
-        byte[] sized16(String field, int max) throws AuditFormatException {
-            int n = u16(field + " length");
-            if (n > max) {
-                throw new AuditFormatException("the " + record + "'s field '" + field + "' is " + n
-                        + " bytes long; at most " + max + " are allowed");
-            }
-            return bytes(n, field);
-        }
-
-        String text(String field, int max) throws AuditFormatException {
+        /** Reads the 16-bit length of {@code field}, at most {@code max}, and checks that its bytes are there. */
+        private int length16(String field, int max) throws AuditFormatException {
             int n = u16(field + " length");
             if (n > max) {
                 throw new AuditFormatException("the " + record + "'s field '" + field + "' is " + n
                         + " bytes long; at most " + max + " are allowed");
             }
             need(n, field);
+            return n;
+        }
+
+        byte[] sized16(String field, int max) throws AuditFormatException {
+            int n = length16(field, max);
+            return bytes(n, field);
+        }
+
+        String text(String field, int max) throws AuditFormatException {
+            int n = length16(field, max);
             byte[] a = b.array();
             int start = b.arrayOffset() + b.position();
             b.position(b.position() + n);

@@ -74,13 +74,7 @@ public record FrameWitness(byte[] witnessBytes, Witness witness, BatchProof proo
     /** Decodes a frame's witness field; refuses anything but {@link #encode()}'s bytes, naming the field. */
     public static FrameWitness decode(byte[] bytes) throws AuditFormatException {
         Codec.In in = new Codec.In(bytes, "frame witness");
-        in.magic(MAGIC, "LHFW");
-        in.version(VERSION);
-        int flags = in.u8("flags");
-        if ((flags & ~1) != 0) {
-            throw new AuditFormatException("a frame witness has unknown flags 0x" + Integer.toHexString(flags)
-                    + " (version 1 knows only bit 0, a signed time)");
-        }
+        int flags = header(in);
         byte[] w = in.sized16("witness", 0xFFFF);
         byte[] p = in.sized16("witness proof", 0xFFFF);
         byte[] t = null;
@@ -107,9 +101,8 @@ public record FrameWitness(byte[] witnessBytes, Witness witness, BatchProof proo
     public record Summary(String name, long generation, long latestSignedTime) {
     }
 
-    /** Reads {@link Summary} from {@link #encode()}'s bytes. */
-    public static Summary summarize(byte[] bytes) throws AuditFormatException {
-        Codec.In in = new Codec.In(bytes, "frame witness");
+    /** Reads a frame witness's magic and version and returns its flags (bit 0: a signed time follows). */
+    private static int header(Codec.In in) throws AuditFormatException {
         in.magic(MAGIC, "LHFW");
         in.version(VERSION);
         int flags = in.u8("flags");
@@ -117,6 +110,13 @@ public record FrameWitness(byte[] witnessBytes, Witness witness, BatchProof proo
             throw new AuditFormatException("a frame witness has unknown flags 0x" + Integer.toHexString(flags)
                     + " (version 1 knows only bit 0, a signed time)");
         }
+        return flags;
+    }
+
+    /** Reads {@link Summary} from {@link #encode()}'s bytes. */
+    public static Summary summarize(byte[] bytes) throws AuditFormatException {
+        Codec.In in = new Codec.In(bytes, "frame witness");
+        int flags = header(in);
         int w = in.skipSized16("witness", 0xFFFF);
         int wEnd = in.position();
         in.skipSized16("witness proof", 0xFFFF);

@@ -56,7 +56,7 @@ public record LeaseRequest(HolderId holder, List<String> names, LeaseMode mode, 
     }
 
     /**
-     * A request that is not its holder's only lease (wound-wait applies to it as to every other), with no principal.
+     * A request with {@code onlyLease} false (the flag no service acts on) and no principal.
      */
     public LeaseRequest(HolderId holder, List<String> names, LeaseMode mode, LeaseKind kind, Instant deadline,
             Duration leaseTime, Duration maxWait, Instant startedAt) {

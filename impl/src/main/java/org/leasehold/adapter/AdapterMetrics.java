@@ -21,6 +21,8 @@ import org.leasehold.connector.AdapterMetricsMBean;
  */
 public final class AdapterMetrics implements AdapterMetricsMBean {
     private static final System.Logger LOG = System.getLogger(AdapterMetrics.class.getName());
+    /** The signer's figures where this adapter signs nothing (remote mode). */
+    private static final AuditSigner.Counts NO_SIGNER = new AuditSigner.Counts(0, 0, 0, 0, 0);
     private volatile Supplier<List<String>> prepared = List::of;
     private volatile Supplier<List<String>> heuristic = List::of;
     /** The embedded lease service's signer's counts, or null where this adapter signs nothing. */
@@ -282,8 +284,6 @@ public final class AdapterMetrics implements AdapterMetricsMBean {
         Supplier<AuditSigner.Counts> s = signer;
         return s == null ? NO_SIGNER : s.get();
     }
-
-    private static final AuditSigner.Counts NO_SIGNER = new AuditSigner.Counts(0, 0, 0, 0, 0);
 
     @Override
     public long getSignerBatches() {

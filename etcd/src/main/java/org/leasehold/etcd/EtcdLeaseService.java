@@ -6,7 +6,9 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -71,7 +73,10 @@ import org.leasehold.time.TimeSource;
  *     timers on the {@link TimeSource} wake it when a blocking holder's deadline passes or its wait ends. Nothing
  *     polls.
  * <li><b>Tentative leases, wound-wait, shared and semaphore modes, re-take by the same identity, in-doubt holds</b>:
- *     as the engine decides them, on the records read.
+ *     as the engine decides them, on the records read. Each queued request is also filed under its holder
+ *     ({@code <prefix>h/<holder>\0<id>}), so that an older request can tell whether a younger tentative holder in its
+ *     way waits (it breaks it) or waits for nothing (it waits for it, and is decided again when the watch shows that
+ *     holder starting to wait).
  * </ul>
  *
  * <p>Every call that needs etcd and does not get an answer within the call timeout fails with
@@ -89,6 +94,8 @@ public final class EtcdLeaseService implements LeaseService {
     private static final int WRITTEN_LIMIT = 16_384;
     /** Bits of {@link #seen}: 4 Mi, 512 KiB. */
     private static final int SEEN_BITS = 1 << 22;
+    /** Slots of {@link #holderWaitSeen}: holders sharing one only cost a decision made again. */
+    private static final int HOLDER_SLOTS = 1024;
 
     private final EtcdConfig config;
     private final TimeSource time;
@@ -105,6 +112,17 @@ public final class EtcdLeaseService implements LeaseService {
     private final ExecutorService dispatcher;
     private final Map<String, Set<Pending>> waiting = new ConcurrentHashMap<>();
     private final Set<Pending> allWaiting = ConcurrentHashMap.newKeySet();
+    /**
+     * Queued requests of this service that a younger tentative holder blocks which waited for nothing when they were
+     * decided (so was not broken), by that holder ({@link EtcdStore#holderPart}): decided again when the watch shows a
+     * request of that holder queued.
+     */
+    private final Map<String, Set<Pending>> spared = new ConcurrentHashMap<>();
+    /**
+     * Per slot of holders (by hash, {@link #HOLDER_SLOTS}), the highest revision at which the watch reported a request of
+     * one of them filed under its holder.
+     */
+    private final AtomicLongArray holderWaitSeen = new AtomicLongArray(HOLDER_SLOTS);
     private final TimeSource.Timer openTimer;
     /**
      * The name records this service wrote last, as written, with the revision of the write and whether the name's
@@ -138,6 +156,10 @@ public final class EtcdLeaseService implements LeaseService {
         final long requestedDeadline;
         final long leaseTime;
         final long maxWait;
+        /** The requester as {@link EtcdStore#holderPart}: the key its queue entries are filed under. */
+        final String holderPart;
+        /** The holders this request was last found blocked by and waiting for nothing (see {@link #spared}). */
+        volatile Set<String> sparedBy = Set.of();
         long since;
         long age;
         long waitUntil;
@@ -163,6 +185,7 @@ public final class EtcdLeaseService implements LeaseService {
             this.requestedDeadline = requestedDeadline;
             this.leaseTime = leaseTime;
             this.maxWait = maxWait;
+            this.holderPart = EtcdStore.holderPart(request.holder());
         }
     }
 
@@ -177,6 +200,10 @@ public final class EtcdLeaseService implements LeaseService {
         long wakeAt = Long.MAX_VALUE;
         final List<Object[]> wound = new ArrayList<>();
         final List<Object[]> retake = new ArrayList<>();
+        /** Younger tentative holders in the way that were not broken because they wait for nothing. */
+        final Set<String> spared = new HashSet<>();
+        /** The revision at which holders' waits were read; 0 if none was needed. */
+        long waitsRevision;
 
         void block(NameRecord rec, boolean byQueue) {
             grantable = false;
@@ -206,7 +233,7 @@ public final class EtcdLeaseService implements LeaseService {
             return t;
         });
         this.store = new EtcdStore(config);
-        store.watch(this::changed, this::watchFailed);
+        store.watch(this::changed, this::holderWaits, this::watchFailed);
         this.openTimer = quiet > 0 ? time.schedule(availableFrom, () -> later(this::wakeAll)) : null;
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-7001 etcd lease service {0} started on {1} (prefix {2}, max lease "
                 + "{3}, grace {4}, clock error {5})", serviceId, config.endpoints(), config.prefix(),
@@ -408,6 +435,7 @@ public final class EtcdLeaseService implements LeaseService {
                     continue;
                 }
             }
+            spare(p, d);
             scheduleWake(p, d.wakeAt);
             return null;
         }
@@ -474,6 +502,7 @@ public final class EtcdLeaseService implements LeaseService {
         for (String n : p.names) {
             ops.add(store.putWaiter(n, w, session));
         }
+        ops.add(store.putHolderWait(p.holderPart, p.id, p.waitUntil, session));
         long revision = store.commit(compares, ops, "queueing of a request");
         if (revision < 0) {
             return false;
@@ -497,6 +526,7 @@ public final class EtcdLeaseService implements LeaseService {
         for (String n : p.names) {
             ops.add(store.deleteWaiter(n, p.id));
         }
+        ops.add(store.deleteHolderWait(p.holderPart, p.id));
         try {
             store.commit(List.of(), ops, "withdrawal of a queued request");
         } catch (LeaseServiceUnavailableException e) {
@@ -518,6 +548,7 @@ public final class EtcdLeaseService implements LeaseService {
             }
         }
         allWaiting.remove(p);
+        unspare(p, Set.of());
         TimeSource.Timer t = p.timeout;
         if (t != null) {
             t.cancel();
@@ -535,6 +566,60 @@ public final class EtcdLeaseService implements LeaseService {
         }
         p.wake = at == Long.MAX_VALUE || at >= p.waitUntil ? null
                 : time.schedule(at, () -> later(() -> drive(p)));
+    }
+
+    /**
+     * Files {@code p}, which waits, under the younger tentative holders that block it and wait for nothing
+     * ({@code d.spared}), so that the watch decides it again when one of them queues a request (it may then be in a
+     * cycle of waits, and is broken). A request of such a holder that the watch reported before the filing but after
+     * the read of waits makes it decided again at once: the watch records the revision before it looks for filings,
+     * and this looks at the revisions after filing, so one of the two sees the other.
+     */
+    private void spare(Pending p, Decision d) {
+        unspare(p, d.spared);
+        for (String h : d.spared) {
+            spared.compute(h, (k, s) -> {
+                Set<Pending> set = s != null ? s : ConcurrentHashMap.newKeySet();
+                set.add(p);
+                return set;
+            });
+        }
+        p.sparedBy = Set.copyOf(d.spared);
+        for (String h : d.spared) {
+            if (holderWaitSeen.get(slot(h)) > d.waitsRevision) {
+                p.rerun.set(true);
+            }
+        }
+    }
+
+    private static int slot(String holder) {
+        return holder.hashCode() & (HOLDER_SLOTS - 1);
+    }
+
+    /** Removes {@code p} from {@link #spared} under every holder it was filed under but {@code keep}. */
+    private void unspare(Pending p, Set<String> keep) {
+        for (String h : p.sparedBy) {
+            if (!keep.contains(h)) {
+                spared.computeIfPresent(h, (k, s) -> {
+                    s.remove(p);
+                    return s.isEmpty() ? null : s;
+                });
+            }
+        }
+        p.sparedBy = Set.of();
+    }
+
+    /** The watch saw a request of {@code holder} queued: decide again the requests that spared that holder. */
+    private void holderWaits(String holder, long revision) {
+        holderWaitSeen.accumulateAndGet(slot(holder), revision, Math::max);
+        Set<Pending> s = spared.get(holder);
+        if (s == null) {
+            return;
+        }
+        for (Pending p : s) {
+            p.rerun.set(true);
+            later(() -> drive(p));
+        }
     }
 
     /** Decides {@code p} again, on a dispatcher thread (woken by a change, a deadline or its timeout). */
@@ -675,7 +760,7 @@ public final class EtcdLeaseService implements LeaseService {
             return;
         }
         time.schedule(Micros.plus(time.nowMicros(), WATCH_RETRY_MICROS), () -> later(() -> {
-            store.watch(this::changed, this::watchFailed);
+            store.watch(this::changed, this::holderWaits, this::watchFailed);
             wakeAll();
         }));
     }
@@ -691,7 +776,7 @@ public final class EtcdLeaseService implements LeaseService {
      * release); the requests behind it are woken when it leaves the queue ({@link #wakeHead}).
      */
     private void settle(List<String> names) {
-        Set<Pending> seen = new java.util.HashSet<>();
+        Set<Pending> seen = new HashSet<>();
         for (String n : names) {
             Pending p = head(n);
             if (p == null || !seen.add(p)) {
@@ -732,8 +817,10 @@ public final class EtcdLeaseService implements LeaseService {
         }
     }
 
-    private Decision decide(Pending p, Map<String, EtcdStore.Read> reads, long now) {
+    private Decision decide(Pending p, Map<String, EtcdStore.Read> reads, long now)
+            throws LeaseServiceUnavailableException {
         Decision d = new Decision();
+        HolderWaits waits = new HolderWaits(p, reads, now, d);
         for (String n : p.names) {
             EtcdStore.Read r = reads.get(n);
             NameRecord rec = r.record();
@@ -769,7 +856,7 @@ public final class EtcdLeaseService implements LeaseService {
                 d.queuedAhead = ahead;
                 return d;
             }
-            if (!admit(p, rec, d, now)) {
+            if (!admit(p, rec, d, now, waits)) {
                 return d;
             }
         }
@@ -777,7 +864,8 @@ public final class EtcdLeaseService implements LeaseService {
     }
 
     /** Decides one name, as the engine's admission does; false (with {@code d} saying why) if it blocks or fails. */
-    private boolean admit(Pending p, NameRecord rec, Decision d, long now) {
+    private boolean admit(Pending p, NameRecord rec, Decision d, long now, HolderWaits waits)
+            throws LeaseServiceUnavailableException {
         LeaseMode mode = p.request.mode();
         int sameModeHolders = 0;
         List<NameRecord.Holder> blockers = new ArrayList<>();
@@ -807,7 +895,7 @@ public final class EtcdLeaseService implements LeaseService {
             semaphoreHolders.sort(Comparator.comparingLong((NameRecord.Holder h) -> h.age).reversed());
             List<NameRecord.Holder> victims = new ArrayList<>();
             for (NameRecord.Holder h : semaphoreHolders) {
-                if (victims.size() < needed && mayBreak(h, p)) {
+                if (victims.size() < needed && mayBreak(h, p, waits)) {
                     victims.add(h);
                 }
             }
@@ -818,7 +906,7 @@ public final class EtcdLeaseService implements LeaseService {
             blockers.addAll(victims);
         }
         for (NameRecord.Holder h : blockers) {
-            if (!mayBreak(h, p)) {
+            if (!mayBreak(h, p, waits)) {
                 blockBy(d, rec, blockers, now);
                 return false;
             }
@@ -829,8 +917,63 @@ public final class EtcdLeaseService implements LeaseService {
         return true;
     }
 
-    private static boolean mayBreak(NameRecord.Holder h, Pending p) {
-        return h.kind == LeaseKind.TENTATIVE && h.youngerThan(p.age, p.request.holder());
+    /**
+     * Wound-wait, as the engine decides it: an older request breaks a younger tentative holding only while its holder
+     * waits for a lease (a holder that waits for nothing cannot be in a cycle of waits, so it is waited for). A
+     * younger tentative holder found not waiting is noted in the decision ({@link #spare}).
+     */
+    private static boolean mayBreak(NameRecord.Holder h, Pending p, HolderWaits waits)
+            throws LeaseServiceUnavailableException {
+        if (!mayWound(h, p)) {
+            return false;
+        }
+        return waits.waits(h);
+    }
+
+    private static boolean mayWound(NameRecord.Holder h, Pending p) {
+        return h.kind == LeaseKind.TENTATIVE && !h.holder.equals(p.request.holder())
+                && h.youngerThan(p.age, p.request.holder());
+    }
+
+    /**
+     * Which younger tentative holders of the names read wait for a lease: read from etcd (one transaction for all of
+     * them) the first time a decision needs to know, so that a request with nobody to break reads nothing more.
+     */
+    private final class HolderWaits {
+        private final Pending p;
+        private final Map<String, EtcdStore.Read> reads;
+        private final long now;
+        private final Decision d;
+        private Set<String> waiting;
+
+        HolderWaits(Pending p, Map<String, EtcdStore.Read> reads, long now, Decision d) {
+            this.p = p;
+            this.reads = reads;
+            this.now = now;
+            this.d = d;
+        }
+
+        boolean waits(NameRecord.Holder h) throws LeaseServiceUnavailableException {
+            if (waiting == null) {
+                Set<String> candidates = new LinkedHashSet<>();
+                for (EtcdStore.Read r : reads.values()) {
+                    for (NameRecord.Holder other : r.record().holders) {
+                        if (mayWound(other, p)) {
+                            candidates.add(EtcdStore.holderPart(other.holder));
+                        }
+                    }
+                }
+                EtcdStore.Waiting w = store.waiting(candidates, now);
+                waiting = w.holders();
+                d.waitsRevision = w.revision();
+            }
+            String part = EtcdStore.holderPart(h.holder);
+            if (waiting.contains(part)) {
+                return true;
+            }
+            d.spared.add(part);
+            return false;
+        }
     }
 
     private void blockBy(Decision d, NameRecord rec, List<NameRecord.Holder> blockers, long now) {
@@ -915,6 +1058,9 @@ public final class EtcdLeaseService implements LeaseService {
                 compares.add(store.exists(store.waiterKey(p.names[i], p.id)));
                 ops.add(store.deleteWaiter(p.names[i], p.id));
             }
+        }
+        if (p.registered) {
+            ops.add(store.deleteHolderWait(p.holderPart, p.id));
         }
         long revision;
         if (guessed) {

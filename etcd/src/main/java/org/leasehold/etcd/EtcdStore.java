@@ -2,14 +2,18 @@ package org.leasehold.etcd;
 
 import java.io.File;
 import java.net.URI;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -35,6 +39,7 @@ import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
 import io.grpc.stub.StreamObserver;
+import org.leasehold.lease.HolderId;
 import org.leasehold.lease.LeaseServiceUnavailableException;
 
 /**
@@ -42,7 +47,9 @@ import org.leasehold.lease.LeaseServiceUnavailableException;
  * commit only if nothing they read changed, this front's etcd lease, and the watch that wakes queued requests.
  *
  * <p>Keys: {@code <prefix>n/<name>} holds a name's {@link NameRecord}; {@code <prefix>w/<name>\0<id>} one queued
- * request ({@link WaiterRecord}). Names contain no control character, so {@code \0} ends a name unambiguously.
+ * request ({@link WaiterRecord}); {@code <prefix>h/<holder>\0<id>} the same request filed under its holder (the
+ * holder's process and owner, each in unpadded base64url, joined by a dot), whose value is the end of its wait, so that
+ * whether a holder waits is one read. Names contain no control character, so {@code \0} ends a name unambiguously.
  * Every call waits at most the configured call timeout; a call that fails or times out becomes a
  * {@link LeaseServiceUnavailableException} saying which endpoints did not answer.
  */
@@ -110,6 +117,31 @@ final class EtcdStore implements AutoCloseable {
 
     ByteSequence waiterKey(String name, String id) {
         return bytes(prefix + "w/" + name + "\0" + id);
+    }
+
+    /** A holder as it appears in keys: its process and owner in unpadded base64url, joined by a dot. */
+    static String holderPart(HolderId holder) {
+        Base64.Encoder b64 = Base64.getUrlEncoder().withoutPadding();
+        return b64.encodeToString(holder.process().getBytes(StandardCharsets.UTF_8)) + "."
+                + b64.encodeToString(holder.owner().getBytes(StandardCharsets.UTF_8));
+    }
+
+    ByteSequence holderWaitPrefix(String holderPart) {
+        return bytes(prefix + "h/" + holderPart + "\0");
+    }
+
+    ByteSequence holderWaitKey(String holderPart, String id) {
+        return bytes(prefix + "h/" + holderPart + "\0" + id);
+    }
+
+    /** The holder (as {@link #holderPart}) a key of this prefix files a queued request under, or null. */
+    String holderOf(ByteSequence key) {
+        String k = key.toString(StandardCharsets.UTF_8);
+        if (!k.startsWith(prefix) || !k.startsWith("h/", prefix.length())) {
+            return null;
+        }
+        int end = k.indexOf('\0', prefix.length() + 2);
+        return end < 0 ? null : k.substring(prefix.length() + 2, end);
     }
 
     /** The name a key of this prefix is about, or null. */
@@ -189,6 +221,35 @@ final class EtcdStore implements AutoCloseable {
         return out;
     }
 
+    /**
+     * Which of {@code holders} (as {@link #holderPart}) have a request queued whose wait ends after {@code now}, read
+     * at one revision, and that revision.
+     */
+    Waiting waiting(Collection<String> holders, long now) throws LeaseServiceUnavailableException {
+        List<Op> ops = new ArrayList<>(holders.size());
+        for (String h : holders) {
+            ops.add(Op.get(holderWaitPrefix(h), GetOption.builder().isPrefix(true).build()));
+        }
+        TxnResponse r = await(client.getKVClient().txn().Then(ops.toArray(new Op[0])).commit(), "read of waits");
+        Set<String> out = new HashSet<>();
+        int i = 0;
+        for (String h : holders) {
+            for (KeyValue kv : r.getGetResponses().get(i).getKvs()) {
+                byte[] v = kv.getValue().getBytes();
+                if (v.length != Long.BYTES || ByteBuffer.wrap(v).getLong() > now) {
+                    out.add(h);
+                    break;
+                }
+            }
+            i++;
+        }
+        return new Waiting(out, r.getHeader().getRevision());
+    }
+
+    /** The holders found waiting by {@link #waiting}, and the revision they were read at. */
+    record Waiting(Set<String> holders, long revision) {
+    }
+
     // ------------------------------------------------------------------------------------------------ writes
 
     /** Compares that {@code rec} is as read. */
@@ -222,6 +283,17 @@ final class EtcdStore implements AutoCloseable {
 
     Op deleteWaiter(String name, String id) {
         return Op.delete(waiterKey(name, id), DeleteOption.DEFAULT);
+    }
+
+    /** Files queued request {@code id} under its holder, with the end of its wait (micros of service time). */
+    Op putHolderWait(String holderPart, String id, long waitUntil, long lease) {
+        return Op.put(holderWaitKey(holderPart, id),
+                ByteSequence.from(ByteBuffer.allocate(Long.BYTES).putLong(waitUntil).array()),
+                PutOption.builder().withLeaseId(lease).build());
+    }
+
+    Op deleteHolderWait(String holderPart, String id) {
+        return Op.delete(holderWaitKey(holderPart, id), DeleteOption.DEFAULT);
     }
 
     /** What {@link #commitOrRead} did: committed at {@code revision}, or (revision -1) read {@code reads} instead. */
@@ -302,12 +374,13 @@ final class EtcdStore implements AutoCloseable {
 
     /**
      * Watches every key of the prefix from the current revision on: {@code onName} gets the name of each change and
-     * its revision;
+     * its revision; {@code onHolderWaits} the holder (as {@link #holderPart}) of each request filed under its holder
+     * (a request that starts waiting), and its revision;
      * {@code onGap} is called once when the watch failed (changes may have been missed: a member or the network went
      * away, it fell behind a compaction, or etcd refused it); the failed watch is closed at once, and the caller
      * starts a new one (so that one watch, never several, serves the service, whatever jetcd would have resumed).
      */
-    void watch(ObjLongConsumer<String> onName, Runnable onGap) {
+    void watch(ObjLongConsumer<String> onName, ObjLongConsumer<String> onHolderWaits, Runnable onGap) {
         if (closed) {
             return;
         }
@@ -317,6 +390,11 @@ final class EtcdStore implements AutoCloseable {
                 String name = nameOf(e.getKeyValue().getKey());
                 if (name != null) {
                     onName.accept(name, e.getKeyValue().getModRevision());
+                } else if (e.getEventType() == WatchEvent.EventType.PUT) {
+                    String holder = holderOf(e.getKeyValue().getKey());
+                    if (holder != null) {
+                        onHolderWaits.accept(holder, e.getKeyValue().getModRevision());
+                    }
                 }
             }
         }, (Throwable t) -> {

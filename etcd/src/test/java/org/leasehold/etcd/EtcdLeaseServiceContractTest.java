@@ -10,12 +10,6 @@ class EtcdLeaseServiceContractTest extends LeaseServiceContract {
         return EtcdFixture.onSingleMember(settings);
     }
 
-    /** The etcd backend breaks every younger tentative holding in an older request's way (docs/ETCD.md). */
-    @Override
-    protected boolean breaksOnlyHoldersThatWait() {
-        return false;
-    }
-
     @Override
     protected boolean keepsStateAcrossRestarts() {
         return true;

@@ -60,8 +60,17 @@ public final class ServiceKeys {
      */
     public AuditSigner start(SigningKey key, long radiusMicros, long nowMicros) throws IOException,
             AuditFormatException {
+        return start(key, radiusMicros, nowMicros, DEFAULT_LINGER_MICROS);
+    }
+
+    /**
+     * As {@link #start(SigningKey, long, long)}, with batches that wait {@code lingerMicros} for more statements after
+     * their first (0 to 1 000 000), unless somebody waits for a proof.
+     */
+    public AuditSigner start(SigningKey key, long radiusMicros, long nowMicros, long lingerMicros) throws IOException,
+            AuditFormatException {
         publish(new PublishedKey(key.publicKey(), serviceId, nowMicros, Long.MAX_VALUE, Long.MAX_VALUE));
-        return new AuditSigner(key, serviceId, radiusMicros, DEFAULT_LINGER_MICROS, DEFAULT_MAX_BATCH);
+        return new AuditSigner(key, serviceId, radiusMicros, lingerMicros, DEFAULT_MAX_BATCH);
     }
 
     /**

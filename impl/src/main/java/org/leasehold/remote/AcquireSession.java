@@ -6,16 +6,20 @@ import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
 
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 
+import org.leasehold.audit.ProofFuture;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseException;
 import org.leasehold.lease.LeaseServiceUnavailableException;
 import org.leasehold.wire.Batches;
+import org.leasehold.wire.ProtoCodec;
 import org.leasehold.wire.Protocol;
 import org.leasehold.wire.proto.AcquireRequest;
+import org.leasehold.wire.proto.HurryRequest;
 import org.leasehold.wire.proto.LeaseholdGrpc;
 import org.leasehold.wire.proto.SessionReplies;
 import org.leasehold.wire.proto.SessionReply;
@@ -42,15 +46,44 @@ final class AcquireSession implements SessionChannel {
     /** The stub of this session's connection. */
     private final LeaseholdGrpc.LeaseholdStub stub;
     private final Orphans orphans;
+    private final LongSupplier ids;
+    /** The witnesses of this session's answers: a proof still due hurries the server when a caller blocks on it. */
+    private final ProtoCodec.WitnessReader witnesses;
     private final OpenRequests<Stream> requests = new OpenRequests<>(stream -> { });
     /** The stream requests go out on; null before the first and after it ended. Guarded by {@code this}. */
     private Stream current;
     private boolean closed;
 
-    AcquireSession(Endpoint endpoint, LeaseholdGrpc.LeaseholdStub stub, Orphans orphans) {
+    AcquireSession(Endpoint endpoint, LeaseholdGrpc.LeaseholdStub stub, Orphans orphans, LongSupplier ids) {
         this.endpoint = endpoint;
         this.stub = stub;
         this.orphans = orphans;
+        this.ids = ids;
+        this.witnesses = endpoint.proofs.reader(() -> new ProofFuture<>(this::hurry));
+    }
+
+    @Override
+    public ProtoCodec.WitnessReader witnesses() {
+        return witnesses;
+    }
+
+    /**
+     * A caller blocks on the proof of a witness this session was answered with: asks the server to sign the batch
+     * being gathered now rather than at the end of its linger. One-way (no answer), on the open stream; nothing if
+     * none is open (the proof then comes with the batch, or fails with the stream's end). Tagged with a request id of
+     * its own, so that a server of an earlier release, which answers it with an error, answers no request.
+     */
+    private void hurry() {
+        Stream s;
+        synchronized (this) {
+            s = closed ? null : current;
+        }
+        if (s == null || s.ended) {
+            return;
+        }
+        s.outbox.add(SessionRequest.newBuilder().setRequestId(ids.getAsLong())
+                .setHurry(HurryRequest.getDefaultInstance()).build());
+        s.flush();
     }
 
     @Override
@@ -210,7 +243,7 @@ final class AcquireSession implements SessionChannel {
         @Override
         public void onNext(SessionReplies batch) {
             for (SessionReply r : batch.getRepliesList()) {
-                requests.answer(r, endpoint.address, endpoint.proofs, endpoint.signed, orphans);
+                requests.answer(r, endpoint.address, endpoint.proofs, witnesses, endpoint.signed, orphans);
             }
         }
 

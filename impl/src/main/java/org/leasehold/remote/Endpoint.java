@@ -479,7 +479,7 @@ final class Endpoint implements AutoCloseable {
                     }
                     s = new SocketSession(this, config, socketTls, orphans, ids);
                 } else {
-                    s = new AcquireSession(this, laneStubs[lane], orphans);
+                    s = new AcquireSession(this, laneStubs[lane], orphans, ids);
                 }
                 sessions.set(lane, s);
             }

@@ -47,12 +47,12 @@ final class OpenRequests<C> {
     /**
      * Hands one answer to the request it answers. A grant nobody waits for any more (the acquisition was given up
      * before it arrived) is released through {@code orphans}; a grant for an unknown id is not ours to release. The
-     * proofs of witnesses that follow their lease's answer go to {@code proofs}, and so do the witnesses of leases
-     * answered here. A lease whose grants lack witnesses from a server whose keys {@code signed} pinned is refused
-     * ({@link SignedClock#unsigned}) and released.
+     * proofs of witnesses that follow their lease's answer go to {@code proofs}; the witnesses of leases answered here
+     * are read with {@code witnesses} (the session's {@link PendingProofs#reader}). A lease whose grants lack
+     * witnesses from a server whose keys {@code signed} pinned is refused ({@link SignedClock#unsigned}) and released.
      */
-    void answer(SessionReply r, String server, PendingProofs proofs, SignedClock signed,
-            SessionChannel.Orphans orphans) {
+    void answer(SessionReply r, String server, PendingProofs proofs, ProtoCodec.WitnessReader witnesses,
+            SignedClock signed, SessionChannel.Orphans orphans) {
         long id = r.getRequestId();
         if (r.getResultCase() == SessionReply.ResultCase.SEALS) {
             // Not an answer: the proofs of an answered lease's witnesses, pushed when their batch was signed.
@@ -74,7 +74,7 @@ final class OpenRequests<C> {
         Open<Lease, C> open = take(acquisitions, id);
         CompletableFuture<Lease> f = open == null ? null : open.future;
         if (r.hasLease()) {
-            Lease lease = ProtoCodec.lease(r.getLease(), proofs);
+            Lease lease = ProtoCodec.lease(r.getLease(), witnesses);
             LeaseException unsigned = signed.unsigned(lease);
             if (f == null) {
                 LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-3103 answer for unknown request {0} from {1} dropped",

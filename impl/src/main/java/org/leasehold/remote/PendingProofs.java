@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 import org.leasehold.lease.GrantWitness;
 import org.leasehold.wire.ProtoCodec;
@@ -17,17 +18,33 @@ import org.leasehold.wire.proto.WitnessSeals;
  * witness's {@link GrantWitness#sealed()} completes when its proof arrives, whichever of the two comes first to this
  * client (the answer is handed to the caller's thread, the push is read on the transport's). Keyed by the statement,
  * which names the grant, the event and the service's time, so one registry serves every session of a client.
+ *
+ * <p>A session reads the witnesses of its answers through its own {@link #reader}, whose futures for proofs still due
+ * make sure that a caller blocking on one gets it: they ask the server to sign its batch now ({@code HurryRequest}) and,
+ * on the socket transport, read the connection the proof comes on while the caller waits.
  */
 final class PendingProofs implements ProtoCodec.WitnessReader {
     private final Map<ByteBuffer, CompletableFuture<byte[]>> pending = new ConcurrentHashMap<>();
 
     @Override
     public GrantWitness witness(byte[] statement, byte[] frameWitness) {
+        return witness(statement, frameWitness, CompletableFuture::new);
+    }
+
+    /**
+     * The witnesses of the answers one session reads: a proof still due is a future that {@code due} makes (one that
+     * hurries the server and, where the transport needs it, reads the connection when a caller blocks on it).
+     */
+    ProtoCodec.WitnessReader reader(Supplier<CompletableFuture<byte[]>> due) {
+        return (statement, frameWitness) -> witness(statement, frameWitness, due);
+    }
+
+    private GrantWitness witness(byte[] statement, byte[] frameWitness, Supplier<CompletableFuture<byte[]>> due) {
         if (frameWitness.length > 0) {
             return new GrantWitness(statement, CompletableFuture.completedFuture(frameWitness));
         }
         ByteBuffer key = ByteBuffer.wrap(statement);
-        CompletableFuture<byte[]> f = pending.computeIfAbsent(key, k -> new CompletableFuture<>());
+        CompletableFuture<byte[]> f = pending.computeIfAbsent(key, k -> due.get());
         if (f.isDone()) {
             // The proof came first: hand it over and forget it.
             pending.remove(key, f);

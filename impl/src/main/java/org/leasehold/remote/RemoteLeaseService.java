@@ -295,17 +295,18 @@ public final class RemoteLeaseService implements LeaseService {
             }
             SessionReply r = calls.call(p.endpoint(), p.lease().grants().get(0).name(), "upgrade",
                     SessionRequest.newBuilder().setUpgrade(b), SessionReply.ResultCase.LEASE);
-            done.add(new Part(p.endpoint(), signedLease(p.endpoint(), r)));
+            done.add(new Part(p.endpoint(), signedLease(p.endpoint(), p.lease().grants().get(0).name(), r)));
         }
         return leaseParts.merge(lease, parts, done);
     }
 
     /**
-     * The lease a renewal or upgrade answered with; refused if the server stopped signing after this client pinned its
-     * keys ({@code SignedClock.unsigned}): the lease stays held until its deadline, and the holder learns it now.
+     * The lease a renewal or upgrade answered with (on {@code name}'s connection, whose session reads its witnesses);
+     * refused if the server stopped signing after this client pinned its keys ({@code SignedClock.unsigned}): the
+     * lease stays held until its deadline, and the holder learns it now.
      */
-    private static Lease signedLease(Endpoint e, SessionReply r) throws LeaseException {
-        Lease l = ProtoCodec.lease(r.getLease(), e.proofs);
+    private Lease signedLease(Endpoint e, String name, SessionReply r) throws LeaseException {
+        Lease l = ProtoCodec.lease(r.getLease(), calls.witnesses(e, name));
         LeaseException unsigned = e.signed.unsigned(l);
         if (unsigned != null) {
             throw unsigned;
@@ -347,7 +348,7 @@ public final class RemoteLeaseService implements LeaseService {
             }
             SessionReply r = calls.call(p.endpoint(), p.lease().grants().get(0).name(), "renewal",
                     SessionRequest.newBuilder().setRenew(b), SessionReply.ResultCase.LEASE);
-            done.add(new Part(p.endpoint(), signedLease(p.endpoint(), r)));
+            done.add(new Part(p.endpoint(), signedLease(p.endpoint(), p.lease().grants().get(0).name(), r)));
         }
         return leaseParts.merge(lease, parts, done);
     }

@@ -48,6 +48,14 @@ final class SessionCalls {
     }
 
     /**
+     * How the witnesses of an answer from {@code e} on {@code name}'s connection are read ({@link
+     * SessionChannel#witnesses}): a caller blocking on a proof still due then gets it without the server's linger.
+     */
+    ProtoCodec.WitnessReader witnesses(Endpoint e, String name) throws LeaseException {
+        return session(e, name).witnesses();
+    }
+
+    /**
      * One server's acquisition, sent on its acquisition stream: the answer arrives when the server decides.
      * Cancelling the future withdraws the request; without an answer by the wait plus the call timeout (on the local
      * clock; not against a test clock) it fails as unavailable and is withdrawn.

@@ -39,6 +39,7 @@ import org.leasehold.wire.SpinWait;
 import org.leasehold.wire.WireFrames;
 import org.leasehold.wire.proto.AcquireRequest;
 import org.leasehold.wire.proto.EchoRequest;
+import org.leasehold.wire.proto.HurryRequest;
 import org.leasehold.wire.proto.SessionReplies;
 import org.leasehold.wire.proto.SessionReply;
 import org.leasehold.wire.proto.SessionRequest;
@@ -112,6 +113,16 @@ final class SocketSession implements SessionChannel {
     @Override
     public CompletableFuture<SessionReply> call(long requestId, SessionRequest.Builder request) {
         return send(requestId, requests.calls, request.setRequestId(requestId).setWantsSeals(true).build(), true);
+    }
+
+    @Override
+    public ProtoCodec.WitnessReader witnesses() {
+        Link l;
+        synchronized (this) {
+            l = current;
+        }
+        // No link: the answer's link has ended, and so have its proofs (PendingProofs.sessionEnded).
+        return l != null ? l.witnesses : endpoint.proofs;
     }
 
     @Override
@@ -266,10 +277,23 @@ final class SocketSession implements SessionChannel {
      */
     static final class DrivenFuture<T> extends CompletableFuture<T> {
         private final Link link;
+        /** What a caller about to block runs first while it is not done (null: nothing). */
+        private final Runnable beforeWaiting;
         private volatile Thread waiter;
 
         DrivenFuture(Link link) {
+            this(link, null);
+        }
+
+        DrivenFuture(Link link, Runnable beforeWaiting) {
             this.link = link;
+            this.beforeWaiting = beforeWaiting;
+        }
+
+        private void beforeWaiting() {
+            if (beforeWaiting != null && !isDone()) {
+                beforeWaiting.run();
+            }
         }
 
         static <T> DrivenFuture<T> failed(Throwable t) {
@@ -280,6 +304,7 @@ final class SocketSession implements SessionChannel {
 
         @Override
         public T get() throws InterruptedException, ExecutionException {
+            beforeWaiting();
             if (link != null) {
                 link.drive(this, Long.MAX_VALUE, true);
             }
@@ -288,6 +313,7 @@ final class SocketSession implements SessionChannel {
 
         @Override
         public T get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException, TimeoutException {
+            beforeWaiting();
             if (link != null && !isDone()) {
                 long nanos = unit.toNanos(timeout);
                 long deadline = nanos >= Long.MAX_VALUE / 2 ? Long.MAX_VALUE : System.nanoTime() + nanos;
@@ -301,6 +327,7 @@ final class SocketSession implements SessionChannel {
 
         @Override
         public T join() {
+            beforeWaiting();
             if (link != null) {
                 try {
                     link.drive(this, Long.MAX_VALUE, false);
@@ -368,6 +395,11 @@ final class SocketSession implements SessionChannel {
         /** When the outstanding keep-alive was sent, or 0. */
         private volatile long pingSentNanos;
         private volatile long pingId;
+        /**
+         * The witnesses of the answers read here: a proof still due is a future whose caller, once it blocks, asks the
+         * server to sign now ({@link #hurry}) and reads this link until the proof arrives on it.
+         */
+        final ProtoCodec.WitnessReader witnesses = endpoint.proofs.reader(() -> new DrivenFuture<>(this, this::hurry));
 
         Link(Socket raw, Socket socket, OutputStream out, WireFrames.Reader in, int maxMessageBytes) {
             this.raw = raw;
@@ -387,6 +419,20 @@ final class SocketSession implements SessionChannel {
          */
         void flush() {
             Batches.send(outbox, flushing, SessionRequest::getSerializedSize, this::emit);
+        }
+
+        /**
+         * Asks the server to sign the batch being gathered now rather than at the end of its linger: a caller waits for
+         * a proof due on this link. One-way (no answer); tagged with a request id of its own, so that a server of an
+         * earlier release, which answers it with an error, answers no request (an error for id 0 would end the link).
+         */
+        void hurry() {
+            if (ended) {
+                return;
+            }
+            outbox.add(SessionRequest.newBuilder().setRequestId(ids.getAsLong())
+                    .setHurry(HurryRequest.getDefaultInstance()).build());
+            flush();
         }
 
         private void emit(List<SessionRequest> batch) {
@@ -504,9 +550,12 @@ final class SocketSession implements SessionChannel {
             }
         }
 
-        /** After a reader stopped: if calls are still open, lets a waiting thread (or the background) read. */
+        /**
+         * After a reader stopped: if calls are still open or a thread waits (for an answer, or a proof pushed after
+         * one), lets a waiting thread (or the background) read.
+         */
         private void handOff() {
-            if (reading.get() || open.get() == 0 || ended) {
+            if (reading.get() || ended || open.get() == 0 && drivers.isEmpty()) {
                 return;
             }
             Iterator<Thread> waiting = drivers.iterator();
@@ -635,6 +684,6 @@ final class SocketSession implements SessionChannel {
                     + "taken effect"));
             return;
         }
-        requests.answer(r, endpoint.address, endpoint.proofs, endpoint.signed, orphans);
+        requests.answer(r, endpoint.address, endpoint.proofs, link.witnesses, endpoint.signed, orphans);
     }
 }

@@ -28,6 +28,7 @@ import org.leasehold.lease.LeaseMode;
 import org.leasehold.lease.LeaseRequest;
 import org.leasehold.lease.LeaseService;
 import org.leasehold.lease.NameStatus;
+import org.leasehold.lease.StaleLeaseException;
 
 /**
  * Many threads take leases on random name sets in random modes, as transactions (tentative, then upgrade; some with
@@ -177,7 +178,9 @@ public abstract class RandomizedHistoryContract {
                     if (second != null) {
                         second = upgrade(leases, second, heldSecond);
                     }
-                } catch (LeaseBrokenException e) {
+                } catch (LeaseBrokenException | StaleLeaseException e) {
+                    // Stale: broken while it waited for its second lease, and the ending since dropped from the name's
+                    // bounded history by the holders after it (the service no longer knows how it ended).
                     broken.incrementAndGet();
                     releaseQuietly(leases, lease, held);
                     releaseQuietly(leases, second, heldSecond);
@@ -206,7 +209,7 @@ public abstract class RandomizedHistoryContract {
                 h.deadline = full.deadline();
             }
             return full;
-        } catch (LeaseBrokenException e) {
+        } catch (LeaseBrokenException | StaleLeaseException e) {
             held.forEach(h -> h.broken = true);
             throw e;
         }

@@ -220,7 +220,7 @@ final class EngineHolder {
         ServiceKeys keys = new ServiceKeys(files, published, serviceId, served);
         AuditSigner signer;
         try {
-            signer = keys.start(key, radius, time.nowMicros());
+            signer = keys.start(key, radius, time.nowMicros(), Micros.of(signing.linger()));
         } catch (AuditFormatException | IOException e) {
             throw new IOException("the public key " + key.id() + " cannot be published into "
                     + PublishedKeys.directory(signing.publishTo()) + " (" + e.getMessage() + "): give the root of "

@@ -135,6 +135,13 @@ public final class LeaseServerMain implements Callable<Integer> {
                     + "signs, so that 'leasehold verify' on that store finds them.")
     Path publishKeys;
 
+    @Option(names = "--signing-linger", paramLabel = "DURATION", defaultValue = "200us",
+            description = "How long a signed batch waits for more witnesses after its first (0 to 1s): longer batches "
+                    + "fewer signatures (less CPU) and delays proofs nobody waits for yet; a client that waits for a "
+                    + "proof (a commit writing under its lease) has the batch signed at once. Default: "
+                    + "${DEFAULT-VALUE}.")
+    String signingLinger;
+
     @Option(names = "--no-signing",
             description = "Sign nothing: grants carry no witnesses and time requests are refused (saves the signing "
                     + "thread's CPU; the bag store then cannot prove which lease a message was written under).")
@@ -264,7 +271,8 @@ public final class LeaseServerMain implements Callable<Integer> {
         return new ServerConfig(ServerConfig.address("--listen", listen), http, portFile, engine, maxWaiters,
                 maxWaitersPerConnection, maxCallsPerConnection, maxMessageBytes, tlsCert, tlsKey, tlsClientCa, tokens, acl,
                 clock, exitWhenStdinCloses, drain, insecure, socket, backend == null ? state : null, backend,
-                new ServerConfig.Signing(!noSigning, signingKey, publishKeys)).validate();
+                new ServerConfig.Signing(!noSigning, signingKey, publishKeys,
+                        Check.duration("--signing-linger", signingLinger))).validate();
     }
 
     @Override

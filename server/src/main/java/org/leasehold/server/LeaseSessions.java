@@ -156,6 +156,7 @@ final class LeaseSessions {
             case TIME -> session.signTime(r.getRequestId(), r.getTime());
             case KEYS -> session.send(SessionReply.newBuilder().setRequestId(r.getRequestId())
                     .setKeys(signatures.keys()).build());
+            case HURRY -> signatures.hurry();
             default -> session.send(SessionReply.newBuilder().setRequestId(r.getRequestId())
                     .setError(ProtoCodec.error(RequestChecks.unknownRequest(r))).build());
         }

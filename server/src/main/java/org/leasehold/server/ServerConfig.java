@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 
+import org.leasehold.audit.ServiceKeys;
 import org.leasehold.config.Check;
 import org.leasehold.engine.EngineConfig;
 import org.leasehold.wire.Protocol;
@@ -71,11 +72,25 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
      * @param keyFile   the PEM private key, or null
      * @param publishTo a bag store root whose {@code .leasehold/keys/} receives the public keys, or null
      */
-    public record Signing(boolean enabled, Path keyFile, Path publishTo) {
+    public record Signing(boolean enabled, Path keyFile, Path publishTo, Duration linger) {
+        /** How long a signed batch waits for more witnesses after its first, unless somebody waits for a proof. */
+        public static final Duration DEFAULT_LINGER = Duration.ofNanos(ServiceKeys.DEFAULT_LINGER_MICROS * 1_000L);
+        /** The longest linger accepted. */
+        public static final Duration MAX_LINGER = Duration.ofSeconds(1);
         /** Signing on, key in the state directory (or ephemeral), published nowhere. */
         public static final Signing DEFAULT = new Signing(true, null, null);
         /** Signing off. */
         public static final Signing OFF = new Signing(false, null, null);
+
+        /** With the default linger. */
+        public Signing(boolean enabled, Path keyFile, Path publishTo) {
+            this(enabled, keyFile, publishTo, DEFAULT_LINGER);
+        }
+
+        /** The same, with batches that wait {@code d} for more witnesses after their first. */
+        public Signing withLinger(Duration d) {
+            return new Signing(enabled, keyFile, publishTo, d);
+        }
     }
 
     /**
@@ -120,6 +135,11 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
             }
         }
         Check.notNegative("--drain-timeout", drainTimeout);
+        if (signing.linger() == null || signing.linger().isNegative() || signing.linger().compareTo(Signing.MAX_LINGER) > 0
+                || signing.linger().toNanos() % 1_000 != 0) {
+            throw new IllegalArgumentException("--signing-linger " + signing.linger() + " is out of range: give whole "
+                    + "microseconds from 0 (sign each witness at once) to " + Signing.MAX_LINGER.toMillis() + " ms");
+        }
         if (!signing.enabled() && (signing.keyFile() != null || signing.publishTo() != null)) {
             throw new IllegalArgumentException("--no-signing contradicts " + (signing.keyFile() != null
                     ? "--signing-key " + signing.keyFile() : "--publish-keys " + signing.publishTo())

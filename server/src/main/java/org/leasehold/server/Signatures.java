@@ -68,6 +68,17 @@ final class Signatures {
     }
 
     /**
+     * A client waits for the proof of a witness it was sent without one: the batch being gathered is signed without
+     * the rest of its linger. Nothing if the server signs nothing (nor if nothing is being gathered).
+     */
+    void hurry() {
+        AuditSigner signer = holder.signer();
+        if (signer != null) {
+            signer.hurry();
+        }
+    }
+
+    /**
      * Answers a time request: the server's time and radius over the client's nonce, signed in the next batch, which
      * the request hurries (a client waits for the answer). A server
      * that signs nothing answers UNAVAILABLE; a nonce longer than {@value SignedTime#MAX_NONCE} bytes INVALID.

@@ -213,7 +213,7 @@ public final class ContentionClientMain implements Callable<Integer> {
                         if (second != null) {
                             second = upgrade(second);
                         }
-                    } catch (LeaseBrokenException | LeaseExpiredException e) {
+                    } catch (LeaseBrokenException | StaleLeaseException | LeaseExpiredException e) {
                         releaseQuietly(lease);
                         releaseQuietly(second);
                         continue;
@@ -238,7 +238,9 @@ public final class ContentionClientMain implements Callable<Integer> {
             record("upgrade", full, Map.of());
             counts.get("upgraded").incrementAndGet();
             return full;
-        } catch (LeaseBrokenException e) {
+        } catch (LeaseBrokenException | StaleLeaseException e) {
+            // Stale: a tentative lease broken while it waited for its second lease, its ending since dropped from the
+            // name's bounded history (before its deadline nothing else ends it unseen): never upgraded, a rollback.
             record("broken", lease, Map.of());
             counts.get("broken").incrementAndGet();
             throw e;

@@ -136,10 +136,10 @@ public final class LeaseServerMain implements Callable<Integer> {
     Path publishKeys;
 
     @Option(names = "--signing-linger", paramLabel = "DURATION", defaultValue = "200us",
-            description = "How long a signed batch waits for more witnesses after its first (0 to 1s): longer batches "
-                    + "fewer signatures (less CPU) and delays proofs nobody waits for yet; a client that waits for a "
-                    + "proof (a commit writing under its lease) has the batch signed at once. Default: "
-                    + "${DEFAULT-VALUE}.")
+            description = "How long a signed batch waits for more witnesses after its first (0 to 1s): a longer linger "
+                    + "makes fewer, bigger batches (less CPU) and delays the proofs nobody waits for yet; a client "
+                    + "that waits for a proof (a commit writing under its lease) has the batch signed at once. "
+                    + "Default: ${DEFAULT-VALUE}.")
     String signingLinger;
 
     @Option(names = "--no-signing",

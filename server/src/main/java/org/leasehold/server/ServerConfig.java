@@ -71,6 +71,8 @@ public record ServerConfig(InetSocketAddress listen, InetSocketAddress httpListe
      * @param enabled   false: the server signs nothing (grants carry no witnesses, time requests are refused)
      * @param keyFile   the PEM private key, or null
      * @param publishTo a bag store root whose {@code .leasehold/keys/} receives the public keys, or null
+     * @param linger    how long a batch waits for more statements after its first ({@code --signing-linger}), unless a
+     *                  client waits for one of its proofs
      */
     public record Signing(boolean enabled, Path keyFile, Path publishTo, Duration linger) {
         /** How long a signed batch waits for more witnesses after its first, unless somebody waits for a proof. */

@@ -39,8 +39,8 @@ import org.leasehold.wire.proto.SessionRequest;
  * nobody read it until the connection's next answer or its idle probe, about a second later). The server here lingers
  * a whole second over each batch ({@code --signing-linger 1s}), so only a hurry signs a batch early; its
  * {@code leasehold_signer_hurried_batches_total} counts them; on the socket transport the proof is completed on the
- * writer's own thread. Grants, renewals (whose answer the calling thread reads) and a lease of several names, on both
- * transports.
+ * writer's own thread. Grants, renewals (whose answer the calling thread reads), a lease of several names and a time
+ * request (which the server hurries itself), on both transports.
  */
 class ProofHurryTest {
     private static final HolderId ME = new HolderId("proof-hurry-test", "t1");
@@ -79,6 +79,9 @@ class ProofHurryTest {
 
             Lease two = client.acquire(LeaseRequest.builder(ME, List.of(prefix + "b", prefix + "c")).build());
             assertHurried(server, transport + " grant of two names", () -> assertStamped(two, WitnessEvent.GRANT));
+
+            // A time request's answer is waited for too: the server signs its batch without the linger.
+            assertHurried(server, transport + " time request", () -> client.signedTime(prefix + "a", new byte[16]));
 
             // The session goes on after the one-way requests: calls are answered as before.
             client.release(renewed, null, null);

@@ -109,6 +109,12 @@ public final class LedgerRunner implements Callable<Integer> {
                     + "enlists no resource (POST /ledger/api/bench/empty).")
     boolean benchEmpty;
 
+    @Option(names = "--bench-lease-service", paramLabel = "SPEC",
+            description = "Bench: the adapter's LeaseService for the Leasehold side (default: embedded), e.g. "
+                    + "remote:127.0.0.1:PORT for a lease server started beforehand, to measure the adapter in remote "
+                    + "mode as a fleet runs it.")
+    String benchLeaseService;
+
     @Option(names = "--pg-url",
             description = "Bench: JDBC URL of the PostgreSQL baseline (jdbc:postgresql://127.0.0.1:PORT/DB); its "
                     + "bench_lock rows must exist (bench/postgres-schema.sql). Without it Leasehold runs alone.")
@@ -263,11 +269,7 @@ public final class LedgerRunner implements Callable<Integer> {
         }
         Path run = sampleDir.resolve("bench-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
         Files.createDirectories(run);
-        List<String> commands = new ArrayList<>(List.of(
-                "create-connector-connection-pool --raname leasehold --connectiondefinition "
-                        + "org.leasehold.connector.LeaseConnectionFactory --transactionsupport XATransaction "
-                        + "--property BagStoreRoot=" + PayaraMicro.escape(PayaraMicro.bagStore(run).toString())
-                        + ":Log=bench BenchLeasePool",
+        List<String> commands = new ArrayList<>(List.of(benchPoolCommand(run),
                 "create-connector-resource --poolname BenchLeasePool leasehold/Bench"));
         List<Path> libs = new ArrayList<>();
         if (pgUrl != null) {
@@ -279,16 +281,31 @@ public final class LedgerRunner implements Callable<Integer> {
         List<String> jvm = serverJvmOptions != null ? serverJvmOptions : List.of("-Xms1g", "-Xmx1g", "-XX:-UsePerfData");
         PayaraMicro.Options options = new PayaraMicro.Options(jvm, libs, commands);
         try (PayaraMicro server = PayaraMicro.start(sampleDir, run, freePort(), startupTimeout, options, out)) {
-            out.printf("Server: pid %d, JVM options %s; client: this JVM, %d processors%n", server.pid(), jvm,
-                    Runtime.getRuntime().availableProcessors());
+            out.printf("Server: pid %d, JVM options %s; client: this JVM, %d processors; Leasehold's LeaseService: %s%n",
+                    server.pid(), jvm, Runtime.getRuntime().availableProcessors(),
+                    benchLeaseService == null ? "embedded" : benchLeaseService);
             HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
             return new XaBenchmark(http, server.baseUri(), server.pid(), out).run(settings, run.resolve("bench-results.json"));
         }
     }
 
+    /** The post-boot command that creates the adapter's pool of the Leasehold side, its store under {@code run}. */
+    String benchPoolCommand(Path run) {
+        return "create-connector-connection-pool --raname leasehold --connectiondefinition "
+                + "org.leasehold.connector.LeaseConnectionFactory --transactionsupport XATransaction "
+                + "--property BagStoreRoot=" + PayaraMicro.escape(PayaraMicro.bagStore(run).toString())
+                + ":Log=bench" + (benchLeaseService == null ? ""
+                        : ":LeaseService=" + PayaraMicro.escape(benchLeaseService)) + " BenchLeasePool";
+    }
+
     /** The benchmark's settings from the options; a clear error for bad ones, before anything starts. */
     XaBenchmark.Settings benchSettings() {
         Duration d = duration != null ? duration : Duration.ofSeconds(20);
+        if (benchLeaseService != null && !benchLeaseService.equals("embedded")
+                && !benchLeaseService.matches("(remote|etcd):\\S+")) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--bench-lease-service '" + benchLeaseService
+                    + "' is no LeaseService of the adapter: give embedded, remote:HOST:PORT[,...] or etcd:HOST:PORT");
+        }
         if (benchThreads.size() != benchKeys.size()) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--bench-threads has " + benchThreads.size()
                     + " value(s) and --bench-keys " + benchKeys.size() + ": give one key count per thread count");

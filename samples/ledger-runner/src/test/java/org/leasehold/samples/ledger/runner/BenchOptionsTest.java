@@ -50,6 +50,24 @@ class BenchOptionsTest {
     }
 
     @Test
+    void theLeaseholdSideTakesTheLeaseServiceGiven() {
+        LedgerRunner runner = new LedgerRunner(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+        new CommandLine(runner).parseArgs("--sample-dir=x", "--workload=bench");
+        runner.benchSettings();
+        assertFalse(runner.benchPoolCommand(java.nio.file.Path.of("run")).contains("LeaseService"),
+                "embedded by default: the adapter's own default");
+        runner = new LedgerRunner(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+        new CommandLine(runner).parseArgs("--sample-dir=x", "--workload=bench",
+                "--bench-lease-service=remote:127.0.0.1:7420");
+        runner.benchSettings();
+        String pool = runner.benchPoolCommand(java.nio.file.Path.of("run"));
+        assertTrue(pool.contains(":Log=bench:LeaseService=remote\\:127.0.0.1\\:7420 BenchLeasePool"), pool);
+        CommandLine.ParameterException e = assertThrows(CommandLine.ParameterException.class, () -> settings(
+                "--sample-dir=x", "--workload=bench", "--bench-lease-service=127.0.0.1:7420"));
+        assertTrue(e.getMessage().contains("remote:HOST:PORT"), e.getMessage());
+    }
+
+    @Test
     void badOptionsAreRefusedWithAReason() {
         CommandLine.ParameterException e = assertThrows(CommandLine.ParameterException.class,
                 () -> settings("--sample-dir=x", "--workload=bench", "--bench-threads=16"));

@@ -6,6 +6,8 @@
 # stops PostgreSQL. Arguments go to the runner (its defaults are the documented workloads: 16 clients over 100000
 # keys, 16 over 4, 1 over 100000; 10 s warm-up; 3 runs of 20 s per side), e.g.
 #   samples/ledger-runner/bench/run-postgres-bench.sh --runs=1 --duration=PT5S
+# With --lease-server first, the adapter runs in remote mode: the script starts a lease server on 127.0.0.1 (a free
+# port, no state, no quiet period; stopped on exit) and gives the runner --bench-lease-service=remote:127.0.0.1:PORT.
 # Not part of CI. See bench/README.md.
 set -euo pipefail
 
@@ -21,6 +23,12 @@ pg_major="${PG_MAJOR:-15}"
 
 pg_started=""
 runner_pid=""
+server_pid=""
+lease_server=""
+if [ "${1:-}" = "--lease-server" ]; then
+    lease_server=yes
+    shift
+fi
 
 as_postgres() {
     if [ "$(id -u)" = 0 ]; then
@@ -36,6 +44,11 @@ cleanup() {
         echo "Stopping the runner (pid $runner_pid)..." >&2
         kill -TERM "$runner_pid" 2>/dev/null || true
         wait "$runner_pid" 2>/dev/null || true
+    fi
+    if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+        echo "Stopping the lease server (pid $server_pid)..." >&2
+        kill -TERM "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
     fi
     if [ -n "$pg_started" ]; then
         echo "Stopping PostgreSQL..." >&2
@@ -131,12 +144,29 @@ echo "Database bench ready: $lock_rows lock rows."
 
 # 3. Build the runner and what it deploys (no install: a reactor build), then run the benchmark.
 echo "Building..."
-(cd "$repo" && mvn -q -B -pl samples/ledger-runner -am package -DskipTests)
+(cd "$repo" && mvn -q -B -pl samples/ledger-runner$([ -n "$lease_server" ] && echo ,server) -am package -DskipTests)
+lease_args=()
+if [ -n "$lease_server" ]; then
+    ports="$work/lease-server.ports"
+    rm -f "$ports"
+    java -jar "$repo/server/target/leasehold-server.jar" --listen 127.0.0.1:0 --http-listen none --no-state-dir \
+        --quiet-period 0s --port-file "$ports" >"$work/lease-server.log" 2>&1 &
+    server_pid=$!
+    for _ in $(seq 1 300); do
+        [ -s "$ports" ] && grep -q '^socket=' "$ports" && break
+        kill -0 "$server_pid" 2>/dev/null || { echo "the lease server did not start: see $work/lease-server.log" >&2; exit 1; }
+        sleep 0.1
+    done
+    grpc_port="$(sed -n 's/^grpc=//p' "$ports")"
+    [ -n "$grpc_port" ] || { echo "the lease server wrote no port: see $work/lease-server.log" >&2; exit 1; }
+    echo "Lease server on 127.0.0.1:$grpc_port (log: $work/lease-server.log); the adapter runs in remote mode."
+    lease_args=(--bench-lease-service="remote:127.0.0.1:$grpc_port")
+fi
 export PGPASSWORD="$bench_password"
 java -cp "$module/target/classes:$(cat "$module/target/runner.classpath")" \
     org.leasehold.samples.ledger.runner.LedgerRunner \
     --sample-dir="$module/target/sample" --workload=bench \
-    --pg-url="jdbc:postgresql://127.0.0.1:$port/bench" --pg-user=bench "$@" &
+    --pg-url="jdbc:postgresql://127.0.0.1:$port/bench" --pg-user=bench "${lease_args[@]}" "$@" &
 runner_pid=$!
 status=0
 wait "$runner_pid" || status=$?

@@ -75,6 +75,7 @@ final class CampaignChecker {
         List<String[]> saws = new ArrayList<>();
         List<String[]> reads = new ArrayList<>();
         long clockRefusals = 0;
+        long unsealedTails = 0;
         List<Path> files = new ArrayList<>();
         try (Stream<Path> s = Files.list(journalDir)) {
             s.filter(p -> p.toString().endsWith(".journal")).sorted().forEach(files::add);
@@ -122,6 +123,7 @@ final class CampaignChecker {
                         case "SAW" -> saws.add(w);
                         case "READ" -> reads.add(w);
                         case "CLOCK" -> clockRefusals++;
+                        case "UNSEALED" -> unsealedTails++;
                         case "PROBLEM" -> violations.add("a reader was told of a problem other than a torn tail ("
                                 + f.getFileName() + "): " + lines.get(i));
                         case "NOTE" -> {
@@ -150,6 +152,7 @@ final class CampaignChecker {
         counts.put("messages unanswered (writer killed)", (long) (sent.size() - acked.size() - refused.size()
                 - unknown.size()));
         counts.put("writer clock refusals", clockRefusals);
+        counts.put("reads that met an unsealed bucket's incomplete tail", unsealedTails);
         long grantCount = 0;
         for (Map<Long, Grant> m : grants.values()) {
             grantCount += m.size();

@@ -149,6 +149,21 @@ class CampaignCheckerTest {
                 .findFirst().orElseThrow().replaceAll(" 2$", " 1")));
         assertViolation("reader", "invariant 6: a reader read", l -> replace(l, "READ", l.stream()
                 .filter(x -> x.startsWith("READ")).findFirst().orElseThrow().replace(" * 3 ", " * 2 ")));
+        assertViolation("problem", "a problem other than a torn tail", l -> {
+            l.add("PROBLEM CORRUPT_RECORD 2026/03/01/10/00/00.000000 w-1.0.data 120 checksum mismatch");
+            return l;
+        });
+    }
+
+    @Test
+    void aReadThatMetAnUnsealedIncompleteTailIsCountedNotAViolation() throws IOException {
+        CampaignChecker.Outcome o = check("unsealed", l -> {
+            l.add("UNSEALED 2026/03/01/10/00/00.000000 w-1.0.data 3850");
+            l.add("UNSEALED 2026/03/01/10/00/00.200000 w-1.0.data 120");
+            return l;
+        });
+        assertEquals(List.of(), o.violations());
+        assertEquals(2L, o.counts().get("reads that met an unsealed bucket's incomplete tail"));
     }
 
     @Test

@@ -66,7 +66,8 @@ import org.leasehold.time.SystemTimeSource;
  * Journal lines (times in microseconds): {@code GRANT holder name generation floor deadline writableFrom grantedAt
  * predecessorExpired}, {@code SENT id}, {@code ACK id timestamp}, {@code REFUSED id reason}, {@code UNKNOWN id},
  * {@code RELEASED name generation at}, {@code SAW name generation from to count}, {@code READ from to name|* count
- * crc}, {@code CLOCK offset error}, and for information {@code NOTE ...}.
+ * crc}, {@code CLOCK offset error}, {@code UNSEALED bucket file offset} (a read met an unsealed bucket's incomplete
+ * tail), {@code PROBLEM ...}, and for information {@code NOTE ...}.
  */
 public final class CampaignChild {
     /** The log's geometry and the lease server's: 200 ms buckets, 500 ms grace, 250 ms clock error, 2 s leases. */
@@ -454,7 +455,12 @@ public final class CampaignChild {
                         crc.update(m.payload());
                     }
                     for (ReadProblem p : s.problems()) {
-                        if (p.kind() != ReadProblem.Kind.TORN_TAIL) {
+                        if (p.kind() == ReadProblem.Kind.INCOMPLETE_TAIL) {
+                            // A bucket not sealed yet (its sealing held up by the faults: a full file system, paused
+                            // sealers) whose file ends in a frame not complete: not delivered, as the store says it
+                            // must not be; never acknowledged (the checker finds every acknowledged message stored).
+                            j.line("UNSEALED " + p.bucket() + " " + p.file() + " " + p.offset());
+                        } else if (p.kind() != ReadProblem.Kind.TORN_TAIL) {
                             j.line("PROBLEM " + p.kind() + " " + p.bucket() + " " + p.file() + " " + p.offset() + " "
                                     + p.detail().replace('\n', ' '));
                         }

@@ -38,6 +38,15 @@ final class EtcdFixture implements LeaseFixture {
         return new EtcdFixture(settings, singleMember(), new ManualTimeSource(START), Duration.ZERO);
     }
 
+    /**
+     * The configuration the tests of one service pair use on {@code cluster}'s first member: leases up to 10 minutes,
+     * no grace, no clock-error bound (one manual clock for every service), a generous call timeout.
+     */
+    static EtcdConfig config(EtcdCluster cluster, String prefix, String id) {
+        return EtcdConfig.parse("etcd:" + cluster.endpoints().get(0).getAuthority() + "?prefix=" + prefix
+                + "&serviceId=" + id + "&maxLease=10m&grace=0ms&clockError=0ms&sessionTtl=60s&callTimeout=15s");
+    }
+
     static synchronized EtcdCluster singleMember() {
         if (single == null) {
             single = EtcdCluster.start("single", 1);

@@ -48,8 +48,7 @@ class EtcdWoundWaitTest {
     }
 
     private static EtcdConfig config(String prefix, String id) {
-        return EtcdConfig.parse("etcd:" + cluster.endpoints().get(0).getAuthority() + "?prefix=" + prefix
-                + "&serviceId=" + id + "&maxLease=10m&grace=0ms&clockError=0ms&sessionTtl=60s&callTimeout=15s");
+        return EtcdFixture.config(cluster, prefix, id);
     }
 
     private static LeaseRequest tentative(HolderId who, Instant startedAt, String name) {

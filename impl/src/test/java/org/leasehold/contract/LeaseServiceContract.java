@@ -526,15 +526,6 @@ public abstract class LeaseServiceContract {
         assertEquals(B, await(young).holder());
     }
 
-    /**
-     * True if the service breaks a younger tentative holding only while its holder waits for a lease (the embedded
-     * engine and the lease server); a backend that breaks every younger tentative holding in an older request's way
-     * says false.
-     */
-    protected boolean breaksOnlyHoldersThatWait() {
-        return true;
-    }
-
     /** Runs {@code call} (a blocking acquisition) on a thread of its own. */
     private static CompletableFuture<Lease> onThread(String name, java.util.concurrent.Callable<Lease> call) {
         CompletableFuture<Lease> f = new CompletableFuture<>();
@@ -552,7 +543,6 @@ public abstract class LeaseServiceContract {
 
     @Test
     void anOlderRequestWaitsForAYoungerHolderThatWaitsForNothingAndBothCommit() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(breaksOnlyHoldersThatWait());
         Instant t0 = leases.now();
         Lease young = leases.acquire(req(B, "only/1").tentative().startedAt(t0.plusMillis(5)).build());
         // Nobody breaks it: an older request trying once is busy, whether it holds something or not.
@@ -586,10 +576,8 @@ public abstract class LeaseServiceContract {
         Lease oldFirst = leases.acquire(req(A, "cycle/2").tentative().startedAt(t0).build());
         CompletableFuture<Lease> oldSecond = onThread("older-second-lease", () -> leases.acquire(req(A, "cycle/1")
                 .tentative().startedAt(t0).waitFor(SETTLE).build()));
-        if (breaksOnlyHoldersThatWait()) {
-            awaitWaiters("cycle/1", 1);
-            assertPending(oldSecond);
-        }
+        awaitWaiters("cycle/1", 1);
+        assertPending(oldSecond);
         // The younger one waits for the older one now, closing the cycle: the older one breaks its first lease.
         CompletableFuture<Lease> youngSecond = onThread("younger-second-lease", () -> leases.acquire(
                 req(B, "cycle/2").tentative().startedAt(t0.plusMillis(5)).waitFor(SETTLE).build()));
@@ -613,10 +601,8 @@ public abstract class LeaseServiceContract {
         Lease youngHeld = leases.acquire(req(C, "line/n").tentative().startedAt(t0.plusMillis(2)).build());
         CompletableFuture<Lease> oldest = onThread("oldest", () -> leases.acquire(req(A, "line/n").tentative()
                 .startedAt(t0).waitFor(SETTLE).build()));
-        if (breaksOnlyHoldersThatWait()) {
-            awaitWaiters("line/n", 1);
-            assertPending(oldest);
-        }
+        awaitWaiters("line/n", 1);
+        assertPending(oldest);
         Lease middleHeld = leases.acquire(req(B, "line/m").tentative().startedAt(t0.plusMillis(1)).build());
         CompletableFuture<Lease> middle = onThread("middle", () -> leases.acquire(req(B, "line/n").tentative()
                 .startedAt(t0.plusMillis(1)).waitFor(SETTLE).build()));

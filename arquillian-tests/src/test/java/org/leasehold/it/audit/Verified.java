@@ -12,10 +12,15 @@ import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 
 import org.leasehold.audit.AuditFormatException;
+import org.leasehold.audit.FrameWitness;
 import org.leasehold.audit.KeySet;
 import org.leasehold.audit.PublishedKeys;
 import org.leasehold.cli.verify.Finding;
@@ -70,6 +75,22 @@ public final class Verified {
         assertTrue(damaged.findings().stream().allMatch(f -> f.kind() == Finding.Kind.BAD_SIGNATURE
                 && f.file().equals(hit.file()) && f.offset() == hit.offset()),
                 () -> "only a bad signature, at " + hit + ": " + damaged.findings());
+    }
+
+    /**
+     * The principals the stored leases' witnesses name, by message text, for log {@code log} of the store at
+     * {@code root} ({@code "-"} for a witness that names none; FORMAT.md, "Witness"). A lease without a witness fails.
+     */
+    public static Map<String, Set<String>> principals(Path root, String log) throws IOException, AuditFormatException {
+        Map<String, Set<String>> byText = new TreeMap<>();
+        for (LogChecker.Msg m : LogChecker.check(root.resolve(log)).ordered()) {
+            for (LogChecker.Lease l : m.leases()) {
+                assertTrue(l.witness() != null && l.witness().length > 0, "the lease of '" + m.text() + "' carries a witness");
+                String principal = FrameWitness.decode(l.witness()).witness().principal();
+                byText.computeIfAbsent(m.text(), k -> new TreeSet<>()).add(principal == null ? "-" : principal);
+            }
+        }
+        return byText;
     }
 
     /** The keys the lease services published into the store at {@code root}. */

@@ -10,9 +10,10 @@
 # results.csv, runs.csv, results.png and the servers' logs) go to peer-benchmarks/target/results/.
 # --socket-spin-wait sets the socket transport's active wait on both ends (the server's --socket-spin-wait and the
 # clients' spinWait; 0 turns it off). --servers starts only the servers listed (default: all), e.g. --servers etcd for
-# the etcd systems alone (etcd, leasehold-etcd, etcd-txn); leasehold-nosign (not in the default) starts a second lease
-# server with --no-signing beside the signing one, for the leasehold-nosign systems (--servers leasehold,leasehold-nosign
-# measures what signing costs). Anything after "--" goes to the harness as is (e.g. -- --systems leasehold,etcd);
+# the etcd systems alone (etcd, leasehold-etcd, etcd-txn, etcd-lease-lock); leasehold-nosign (not in the default)
+# starts a second lease server with --no-signing beside the signing one, for the leasehold-nosign systems
+# (--servers leasehold,leasehold-nosign measures what signing costs). Anything after "--" goes to the harness as is
+# (e.g. -- --systems leasehold,etcd);
 # `java -jar peer-benchmarks/target/peer-benchmarks.jar --help` lists its options.
 set -euo pipefail
 
@@ -39,7 +40,7 @@ while [[ $# -gt 0 ]]; do
     --skip-build) build=0; shift ;;
     --servers) servers="${2:?--servers needs a list such as etcd or leasehold,redis}"; shift 2 ;;
     --) shift; harness_args=("$@"); break ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option '$1'; use --quick, --runs N, --duration D, --warmup D, --socket-spin-wait D, --skip-build, --servers LIST, or -- HARNESS-OPTIONS" >&2
        exit 2 ;;
   esac

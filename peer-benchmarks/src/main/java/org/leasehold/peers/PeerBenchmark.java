@@ -30,18 +30,19 @@ public final class PeerBenchmark implements Callable<Integer> {
     static final List<String> ALL_SYSTEMS = List.of("leasehold", "leasehold-nosign", "leasehold-socket",
             "leasehold-socket-nosign", "leasehold-conns",
             "leasehold-socket-conns", "leasehold-echo", "leasehold-socket-echo", "redis-jedis",
-            "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping", "etcd", "leasehold-etcd", "etcd-txn", "zookeeper",
+            "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping", "etcd", "leasehold-etcd", "etcd-txn", "etcd-lease-lock",
+            "zookeeper",
             "postgresql", "java-socket-echo", "local-handoff");
 
     /** The systems that keep their locks in the etcd of {@code --etcd}; their cost to etcd is read from its counters. */
-    static final List<String> ETCD_SYSTEMS = List.of("etcd", "leasehold-etcd", "etcd-txn");
+    static final List<String> ETCD_SYSTEMS = List.of("etcd", "leasehold-etcd", "etcd-txn", "etcd-lease-lock");
 
     /**
      * Systems run only when named in {@code --systems}: the client variants with several connections, and the etcd
      * backend with its plain-transaction floor (measured on their own, see docs/BENCHMARKS.md "etcd backend").
      */
     static final List<String> NAMED_ONLY = List.of("leasehold-conns", "leasehold-socket-conns", "leasehold-etcd",
-            "etcd-txn");
+            "etcd-txn", "etcd-lease-lock");
 
     @Option(names = "--leasehold", paramLabel = "HOST:PORT", description = "Leasehold lease server (gRPC); the "
             + "leasehold-socket systems use its socket transport, which it must serve (--socket-listen)")
@@ -61,7 +62,8 @@ public final class PeerBenchmark implements Callable<Integer> {
     @Option(names = "--redis", paramLabel = "HOST:PORT", description = "Redis server")
     String redis;
     @Option(names = "--etcd", paramLabel = "URL", description = "etcd client URL, e.g. http://127.0.0.1:2379; etcd (jetcd's "
-            + "Lock), leasehold-etcd (Leasehold's etcd backend in this process) and etcd-txn (a plain etcd transaction) use it")
+            + "Lock), leasehold-etcd (Leasehold's etcd backend in this process), etcd-txn (a plain etcd transaction) and "
+            + "etcd-lease-lock (jetcd's Lock with a lease per lock) use it")
     String etcd;
     @Option(names = "--zookeeper", paramLabel = "HOST:PORT", description = "ZooKeeper server")
     String zookeeper;
@@ -235,7 +237,7 @@ public final class PeerBenchmark implements Callable<Integer> {
             case "leasehold-nosign", "leasehold-socket-nosign" -> leaseholdNoSign;
             case "redis-jedis", "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping" -> redis;
             case "java-socket-echo", "local-handoff" -> "in-process";
-            case "etcd", "leasehold-etcd", "etcd-txn" -> etcd;
+            case "etcd", "leasehold-etcd", "etcd-txn", "etcd-lease-lock" -> etcd;
             case "zookeeper" -> zookeeper;
             case "postgresql" -> postgres;
             default -> null;
@@ -248,7 +250,7 @@ public final class PeerBenchmark implements Callable<Integer> {
                  "leasehold-socket-echo" -> "--leasehold";
             case "leasehold-nosign", "leasehold-socket-nosign" -> "--leasehold-nosign";
             case "redis-jedis", "redis-lettuce", "redis-jedis-ping", "redis-lettuce-ping" -> "--redis";
-            case "etcd", "leasehold-etcd", "etcd-txn" -> "--etcd";
+            case "etcd", "leasehold-etcd", "etcd-txn", "etcd-lease-lock" -> "--etcd";
             default -> "--" + system.replace("postgresql", "postgres");
         };
     }
@@ -280,6 +282,7 @@ public final class PeerBenchmark implements Callable<Integer> {
             case "etcd" -> new EtcdLockClient(etcd);
             case "leasehold-etcd" -> new LeaseholdEtcdLockClient(etcd, etcdPrefix);
             case "etcd-txn" -> new EtcdTxnLockClient(etcd);
+            case "etcd-lease-lock" -> new EtcdLeaseLockClient(etcd);
             case "zookeeper" -> new CuratorLockClient(zookeeper);
             case "postgresql" -> new PostgresLockClient(postgres, postgresUser, postgresPool);
             default -> throw new IllegalArgumentException("unknown system " + system);

@@ -128,21 +128,28 @@ class ResultTableTest {
         t.add(run("etcd-txn", "uncontended", 1, 30_000, 300));
         t.add(run("leasehold-etcd", "contended", 1, 20_000, 2000));
         t.add(run("etcd", "contended", 1, 10_000, 1500));
+        t.add(run("etcd-lease-lock", "uncontended", 1, 5_000, 1200));
         t.add(run("leasehold-etcd", "single", 1, 1_000, 500));
         Map<String, ResultTable.Goal> goals = goalsByName(t);
-        ResultTable.Goal uncontended = goals.get("leasehold-etcd: uncontended ≥ 1.5× jetcd Lock (etcd)");
+        String session = "jetcd Lock, session lease (etcd)";
+        String perLock = "jetcd Lock, a lease per lock (etcd-lease-lock)";
+        ResultTable.Goal uncontended = goals.get("leasehold-etcd: uncontended ≥ 1.5× " + session);
         assertTrue(uncontended.met(), uncontended.figures());
         assertTrue(uncontended.figures().endsWith("= ×1.60"), uncontended.figures());
-        assertTrue(goals.get("leasehold-etcd: uncontended: acquire p99 below jetcd Lock's").met());
-        assertTrue(goals.get("leasehold-etcd: contended ≥ 1.5× jetcd Lock (etcd)").met());
-        ResultTable.Goal p99 = goals.get("leasehold-etcd: contended: acquire p99 below jetcd Lock's");
+        assertTrue(goals.get("leasehold-etcd: uncontended: acquire p99 below " + session).met());
+        ResultTable.Goal leasePerLock = goals.get("leasehold-etcd: uncontended ≥ 1.5× " + perLock);
+        assertTrue(leasePerLock.figures().endsWith("= ×3.20"), leasePerLock.figures());
+        assertTrue(goals.get("leasehold-etcd: uncontended: acquire p99 below " + perLock).met());
+        assertTrue(goals.get("leasehold-etcd: contended ≥ 1.5× " + session).met());
+        ResultTable.Goal p99 = goals.get("leasehold-etcd: contended: acquire p99 below " + session);
         assertFalse(p99.met(), p99.figures());
-        assertFalse(goals.containsKey("leasehold-etcd: single ≥ 1.5× jetcd Lock (etcd)"), "no Lock row, no goal");
+        assertFalse(goals.containsKey("leasehold-etcd: contended ≥ 1.5× " + perLock), "no lease-per-lock row, no goal");
+        assertFalse(goals.containsKey("leasehold-etcd: single ≥ 1.5× " + session), "no Lock row, no goal");
         // Below 1.5× is not met even when faster than the Lock.
         ResultTable close = new ResultTable();
         close.add(run("leasehold-etcd", "single", 1, 14_000, 900));
         close.add(run("etcd", "single", 1, 10_000, 1000));
-        assertFalse(goalsByName(close).get("leasehold-etcd: single ≥ 1.5× jetcd Lock (etcd)").met());
+        assertFalse(goalsByName(close).get("leasehold-etcd: single ≥ 1.5× " + session).met());
         // The etcd backend is not judged against Redis, and the plain transaction is no goal of its own.
         assertTrue(goals.keySet().stream().allMatch(g -> g.startsWith("leasehold-etcd: ")), goals.keySet().toString());
         assertTrue(goals.keySet().stream().noneMatch(g -> g.contains("etcd-txn")), goals.keySet().toString());
@@ -151,6 +158,7 @@ class ResultTableTest {
                 "| uncontended | leasehold-etcd | 1 600 | ×1.60 | 900 µs | ×0.90 | 900 µs | ×0.90 |",
                 "| uncontended | etcd | 1 000 | ×1.00 | 1.00 ms | ×1.00 | 1.00 ms | ×1.00 |",
                 "| uncontended | etcd-txn | 3 000 | ×3.00 | 300 µs | ×0.30 | 300 µs | ×0.30 |",
+                "| uncontended | etcd-lease-lock | 500 | ×0.50 | 1.20 ms | ×1.20 | 1.20 ms | ×1.20 |",
                 "| contended | leasehold-etcd | 2 000 | ×2.00 | 2.00 ms | ×1.33 | 2.00 ms | ×1.33 |",
                 "| contended | etcd | 1 000 | ×1.00 | 1.50 ms | ×1.00 | 1.50 ms | ×1.00 |"),
                 t.markdownEtcdBackend().lines().toList());

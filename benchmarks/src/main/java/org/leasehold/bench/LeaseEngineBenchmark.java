@@ -36,7 +36,8 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <ul>
  *   <li>Uncontended: each thread acquires and releases its own name, beside a {@code ConcurrentHashMap}
- *       {@code putIfAbsent}/{@code remove} lock table doing the same.
+ *       {@code putIfAbsent}/{@code remove} lock table doing the same; with one thread also beside that table with the
+ *       fixed costs of a lease service added (two clock reads, two lock round trips).
  *   <li>Contended: 64 threads over 16 names, each acquire waiting its turn (FIFO, woken by the release), beside a
  *       table of 16 fair {@link ReentrantLock}s.
  *   <li>Signing: one thread's acquire and release of its own name, on an engine that signs its witnesses (a real
@@ -111,6 +112,8 @@ public class LeaseEngineBenchmark {
         LeaseRequest own;
         LeaseRequest[] contended;
         int next;
+        /** A lock of this thread's own, as an uncontended stripe lock ({@link #uncontended1FixedCosts}). */
+        final ReentrantLock stripe = new ReentrantLock();
 
         @Setup(Level.Trial)
         public void setUp(Shared shared) {
@@ -182,6 +185,38 @@ public class LeaseEngineBenchmark {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
+    }
+
+    /**
+     * The floor plus the work a lease service cannot skip, its fixed costs: a clock read at acquire and another at
+     * release (a grant's time and deadline, an ending's time; the engine reads service time under the name's lock so
+     * that expiry and grant are judged at one instant), and a lock taken and given back around each (the name's
+     * stripe), around the floor's {@code putIfAbsent} and {@code remove}. No lease value, no fencing state, no history:
+     * what is between this and the engine is the engine's own work.
+     */
+    @Benchmark
+    @BenchmarkMode(Mode.Throughput)
+    @Threads(1)
+    public long uncontended1FixedCosts(Shared s, PerThread t) {
+        long granted;
+        t.stripe.lock();
+        try {
+            granted = s.time.nowMicros();
+            if (s.table.putIfAbsent(t.ownName, t.holder) != null) {
+                throw new IllegalStateException("own name taken");
+            }
+        } finally {
+            t.stripe.unlock();
+        }
+        long ended;
+        t.stripe.lock();
+        try {
+            ended = s.time.nowMicros();
+            s.table.remove(t.ownName, t.holder);
+        } finally {
+            t.stripe.unlock();
+        }
+        return granted ^ ended;
     }
 
     private static boolean baseline(Shared s, PerThread t) {

@@ -94,6 +94,10 @@ public final class EtcdLeaseService implements LeaseService {
     private static final int WRITTEN_LIMIT = 16_384;
     /** Bits of {@link #seen}: 4 Mi, 512 KiB. */
     private static final int SEEN_BITS = 1 << 22;
+    /** Names read per page when the service lists the names etcd has records of ({@link #scanNames}). */
+    private static final int SCAN_PAGE = 10_000;
+    /** Most names the service lists at its start: a quarter of {@link #seen}'s bits, beyond which it is mostly set. */
+    private static final int SCAN_LIMIT = SEEN_BITS / 4;
     /** Slots of {@link #holderWaitSeen}: holders sharing one only cost a decision made again. */
     private static final int HOLDER_SLOTS = 1024;
 
@@ -140,6 +144,8 @@ public final class EtcdLeaseService implements LeaseService {
      */
     private final AtomicLongArray seen = new AtomicLongArray(SEEN_BITS / 64);
     private volatile boolean closed;
+    /** Completed with how many names {@link #scanNames} listed, when it stops. */
+    private final CompletableFuture<Integer> scan = new CompletableFuture<>();
 
     /**
      * A name record as this service wrote it: its encoding (null if the name changed since: only {@code revision},
@@ -234,6 +240,7 @@ public final class EtcdLeaseService implements LeaseService {
         });
         this.store = new EtcdStore(config);
         store.watch(this::changed, this::holderWaits, this::watchFailed);
+        later(() -> scanNames(null, 0));
         this.openTimer = quiet > 0 ? time.schedule(availableFrom, () -> later(this::wakeAll)) : null;
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-7001 etcd lease service {0} started on {1} (prefix {2}, max lease "
                 + "{3}, grace {4}, clock error {5})", serviceId, config.endpoints(), config.prefix(),
@@ -1428,6 +1435,44 @@ public final class EtcdLeaseService implements LeaseService {
         see(name);
         written.compute(name, (k, w) -> w != null && w.revision() > revision ? w
                 : new Written(value, revision, queueEmpty));
+    }
+
+    /**
+     * Marks the names etcd has records of as seen ({@link #seen}), a page at a time on the dispatcher, after the watch
+     * started (a name written meanwhile is reported by it), up to {@link #SCAN_LIMIT}: this service's first acquisition
+     * of a name another service wrote then reads it (a read, no write) rather than guessing it absent, a guess that
+     * would fail its transaction, a Raft proposal and a disk sync in etcd all the same. Only a cost is at stake: a name
+     * missed (beyond the limit, a page that could not be read) is guessed absent as before, and a wrong guess is safe.
+     */
+    private void scanNames(String after, int scanned) {
+        if (closed) {
+            scan.complete(scanned);
+            return;
+        }
+        List<String> page;
+        try {
+            page = store.recordNames(after, SCAN_PAGE);
+        } catch (LeaseServiceUnavailableException e) {
+            LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-7011 listing the names under prefix {0} stopped after {1}: "
+                    + "{2}; names not listed are guessed absent until seen", config.prefix(), scanned, e.getMessage());
+            scan.complete(scanned);
+            return;
+        }
+        for (String name : page) {
+            see(name);
+        }
+        int total = scanned + page.size();
+        if (page.size() == SCAN_PAGE && total < SCAN_LIMIT) {
+            String last = page.get(page.size() - 1);
+            later(() -> scanNames(last, total));
+        } else {
+            scan.complete(total);
+        }
+    }
+
+    /** Completes with how many names the listing at the start found, when it ends (for tests). */
+    CompletableFuture<Integer> namesListed() {
+        return scan;
     }
 
     /** Remembers that {@code name} changed after {@code revision}, without knowing how: the next operation reads it. */

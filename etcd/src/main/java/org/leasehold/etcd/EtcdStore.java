@@ -168,6 +168,26 @@ final class EtcdStore implements AutoCloseable {
     // ------------------------------------------------------------------------------------------------ reads
 
     /**
+     * The names that have a record under the prefix, in key order, after {@code after} (null: from the first), at most
+     * {@code limit}: keys only, from the member the client asks (a serializable read, which may be a little behind).
+     */
+    List<String> recordNames(String after, int limit) throws LeaseServiceUnavailableException {
+        ByteSequence from = after == null ? bytes(prefix + "n/") : bytes(prefix + "n/" + after + "\0");
+        GetOption page = GetOption.builder().withRange(bytes(prefix + "n0")).withKeysOnly(true).withLimit(limit)
+                .withSerializable(true).withSortField(GetOption.SortTarget.KEY)
+                .withSortOrder(GetOption.SortOrder.ASCEND).build();
+        GetResponse r = await(client.getKVClient().get(from, page), "list the names");
+        List<String> names = new ArrayList<>(r.getKvs().size());
+        for (KeyValue kv : r.getKvs()) {
+            String name = nameOf(kv.getKey());
+            if (name != null) {
+                names.add(name);
+            }
+        }
+        return names;
+    }
+
+    /**
      * Reads {@code names} and their queues in one transaction, so at one revision.
      *
      * @param initialFloor the floor of a name never written

@@ -29,8 +29,9 @@ import org.leasehold.time.ManualTimeSource;
  * An acquisition in one etcd transaction: a name this service last wrote (or never saw) is granted by one transaction
  * that commits only if the record is as remembered and nobody is queued, and reads the name instead if not. An
  * uncontended cycle is then two transactions, as for etcd's own lock; a name another service wrote since costs one
- * more. Two services racing for a name neither has seen: one gets it, the other queues, and the queue is served in
- * order, never passed by a one-transaction grant.
+ * more, and so does a name written before the service started, which its listing at the start marks to be read (no
+ * failed transaction, so no Raft proposal wasted). Two services racing for a name neither has seen: one gets it, the
+ * other queues, and the queue is served in order, never passed by a one-transaction grant.
  */
 class EtcdOneTransactionTest {
     private static final Duration LONG = Duration.ofMinutes(10);
@@ -58,7 +59,8 @@ class EtcdOneTransactionTest {
         String prefix = "calls/" + UUID.randomUUID() + "/";
         try (EtcdLeaseService service = new EtcdLeaseService(config(prefix, "a"), time);
                 EtcdLeaseService other = new EtcdLeaseService(config(prefix, "b"), time)) {
-            // Connections set up, outside what is counted.
+            // Connections set up and the names listed at the start (a read each), outside what is counted.
+            listed(service, other);
             service.release(service.acquire(request("warm", "warm")), null, null);
             other.release(other.acquire(request("warm", "warm-b")), null, null);
 
@@ -184,6 +186,7 @@ class EtcdOneTransactionTest {
         String prefix = "head/" + UUID.randomUUID() + "/";
         int queued = 8;
         try (EtcdLeaseService service = new EtcdLeaseService(config(prefix, "h"), time)) {
+            listed(service);
             service.release(service.acquire(request("warm", "warm")), null, null);
             Lease holder = service.acquire(request("holder", "h/1"));
             List<CompletableFuture<Lease>> waiting = new ArrayList<>();
@@ -214,6 +217,53 @@ class EtcdOneTransactionTest {
             assertTrue(perHandOver <= 6, "etcd calls per hand-over: " + perHandOver + " (transactions "
                     + (after[0] - before[0]) + ", ranges " + (after[1] - before[1]) + " for " + queued + ")");
         }
+    }
+
+    @Test
+    void aNameWrittenBeforeTheServiceStartedIsReadNotGuessedAbsent() throws Exception {
+        String prefix = "listed/" + UUID.randomUUID() + "/";
+        long earlier = 0;
+        try (EtcdLeaseService writer = new EtcdLeaseService(config(prefix, "w"), time)) {
+            for (int i = 0; i < 3; i++) {
+                Lease lease = writer.acquire(request("earlier", "old/" + i));
+                earlier = Math.max(earlier, lease.grant("old/" + i).generation());
+                writer.release(lease, null, null);
+            }
+        }
+        try (EtcdLeaseService service = new EtcdLeaseService(config(prefix, "s"), time)) {
+            assertEquals(3, service.namesListed().get(30, TimeUnit.SECONDS), "the names the earlier service wrote");
+            service.release(service.acquire(request("warm", "warm")), null, null);
+
+            // A name written before this service started: read (no Raft proposal), then granted by one transaction.
+            double[] before = calls();
+            double proposals = proposals();
+            Lease lease = service.acquire(request("app", "old/0"));
+            double[] after = calls();
+            assertTrue(lease.grant("old/0").generation() > earlier, "a generation above the earlier service's");
+            assertEquals(2, after[0] - before[0], "a read and the grant");
+            assertEquals(1, proposals() - proposals, "one write: the read is no proposal, and no guess failed");
+            service.release(lease, null, null);
+
+            // A name nobody wrote is still guessed absent: one transaction.
+            before = calls();
+            proposals = proposals();
+            service.release(service.acquire(request("app", "new/0")), null, null);
+            after = calls();
+            assertEquals(2, after[0] - before[0], "the grant and the release");
+            assertEquals(2, proposals() - proposals);
+        }
+    }
+
+    /** Waits until each service has listed the names etcd holds, which it does at its start. */
+    private static void listed(EtcdLeaseService... services) throws Exception {
+        for (EtcdLeaseService s : services) {
+            s.namesListed().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** The Raft proposals etcd's member has committed so far. */
+    private static double proposals() {
+        return cluster.metric(0, "etcd_server_proposals_committed_total");
     }
 
     /** Transactions and ranges etcd has answered so far. */

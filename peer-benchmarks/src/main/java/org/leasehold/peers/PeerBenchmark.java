@@ -79,7 +79,8 @@ public final class PeerBenchmark implements Callable<Integer> {
 
     @Option(names = "--systems", split = ",", paramLabel = "SYSTEM",
             description = "Systems to run, of ${COMPLETION-CANDIDATES}; default: every one given an address (java-socket-echo "
-                    + "and local-handoff need none) but the -conns variants, leasehold-etcd and etcd-txn",
+                    + "and local-handoff need none) but the -conns variants, leasehold-etcd, etcd-txn and "
+                    + "etcd-lease-lock",
             completionCandidates = SystemNames.class)
     List<String> systems;
     @Option(names = "--workloads", split = ",", paramLabel = "WORKLOAD", defaultValue = "uncontended,contended,single",

@@ -1438,11 +1438,12 @@ public final class EtcdLeaseService implements LeaseService {
     }
 
     /**
-     * Marks the names etcd has records of as seen ({@link #seen}), a page at a time on the dispatcher, after the watch
-     * started (a name written meanwhile is reported by it), up to {@link #SCAN_LIMIT}: this service's first acquisition
-     * of a name another service wrote then reads it (a read, no write) rather than guessing it absent, a guess that
-     * would fail its transaction, a Raft proposal and a disk sync in etcd all the same. Only a cost is at stake: a name
-     * missed (beyond the limit, a page that could not be read) is guessed absent as before, and a wrong guess is safe.
+     * Marks the names etcd has records of as seen ({@link #seen}), a page at a time on the dispatcher, once the watch
+     * is asked for (a name written after it starts is reported by it), up to {@link #SCAN_LIMIT}: this service's first
+     * acquisition of a name another service wrote then reads it (a read, no write) rather than guessing it absent, a
+     * guess that would fail its transaction, a Raft proposal and a disk sync in etcd all the same. Only a cost is at
+     * stake: a name missed (beyond the limit, a page that could not be read, one written as the service started) is
+     * guessed absent as before, and a wrong guess is safe.
      */
     private void scanNames(String after, int scanned) {
         if (closed) {

@@ -35,8 +35,9 @@ import org.leasehold.lease.LeaseServiceUnavailableException;
  * {@code ledger-writer}. On Payara Micro the pool has a connector security map from the caller {@code alice} (a
  * {@code @RunAs} identity) to {@code ledger-writer}, and Payara Micro does not apply it: its connector runtime maps
  * callers only when it runs as a full server, and Payara Micro runs embedded, so the container passes the pool's default
- * principal (an empty user name) and the witnesses name none. This test pins that documented limit; if a Payara Micro
- * release applies security maps, it fails here and the documentation must change.
+ * principal (an empty user name), and the witnesses name the pool's {@code ResourcePrincipal}, {@code payara-writer},
+ * for both callers. This test pins that documented limit; if a Payara Micro release applies security maps, the clerk's
+ * witness names {@code ledger-writer}, the test fails here and the documentation must change.
  */
 @ExtendWith(ArquillianExtension.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -45,8 +46,8 @@ class PrincipalIT {
     private static final String RESOURCE_PRINCIPAL = "ledger-writer";
     private static final String AS_CLERK = "written as the clerk";
     private static final String AS_CALLER = "written as the test's caller";
-    /** What {@link Verified#principals} gives for a witness that names no principal. */
-    private static final String NONE = "-";
+    /** The {@code ResourcePrincipal} of Payara's pool: what the witnesses name when the container names nobody. */
+    private static final String PAYARA_POOL_PRINCIPAL = "payara-writer";
 
     /** The run-as principal of the clerk's role (Payara reads it from this descriptor; WildFly ignores it). */
     static final String GLASSFISH_EJB_JAR = """
@@ -142,9 +143,9 @@ class PrincipalIT {
             assertEquals(Map.of(clerkText, Set.of(RESOURCE_PRINCIPAL), callerText, Set.of(RESOURCE_PRINCIPAL)), principals,
                     "WildFly's authentication context signs every caller on as the resource principal");
         } else {
-            assertEquals(Map.of(clerkText, Set.of(NONE), callerText, Set.of(NONE)), principals,
-                    "Payara Micro applies no connector security map: the container passes the pool's default principal, "
-                            + "an empty user name, and the witnesses name no principal");
+            assertEquals(Map.of(clerkText, Set.of(PAYARA_POOL_PRINCIPAL), callerText, Set.of(PAYARA_POOL_PRINCIPAL)),
+                    principals, "Payara Micro applies no connector security map: the container passes the pool's default "
+                            + "principal, an empty user name, and the witnesses name the pool's ResourcePrincipal");
         }
     }
 }

@@ -45,11 +45,15 @@ final class LeaseholdManagedConnection implements ManagedConnection {
     private final ReentrantLock lock = new ReentrantLock();
     private final ConnectionUnits units;
     private volatile boolean destroyed;
+    /** The definition's {@code ResourcePrincipal}: what witnesses name when the container passes no principal. */
+    private final String definitionPrincipal;
     private PrintWriter logWriter;
 
-    LeaseholdManagedConnection(LeaseholdManagedConnectionFactory factory, LeaseholdRuntime runtime) {
+    LeaseholdManagedConnection(LeaseholdManagedConnectionFactory factory, LeaseholdRuntime runtime,
+            String definitionPrincipal) {
         this.factory = factory;
         this.runtime = runtime;
+        this.definitionPrincipal = definitionPrincipal;
         this.rm = runtime.resourceManager();
         this.units = new ConnectionUnits(rm.units());
         this.xaResource = new LeaseholdXAResource(lock, units, rm);
@@ -153,7 +157,8 @@ final class LeaseholdManagedConnection implements ManagedConnection {
         if (destroyed) {
             throw new IllegalStateException("this Leasehold managed connection was destroyed");
         }
-        LeaseConnectionImpl handle = new LeaseConnectionImpl(this, CallerPrincipal.of(subject, factory));
+        String principal = CallerPrincipal.of(subject, factory);
+        LeaseConnectionImpl handle = new LeaseConnectionImpl(this, principal != null ? principal : definitionPrincipal);
         handles.add(handle);
         return handle;
     }

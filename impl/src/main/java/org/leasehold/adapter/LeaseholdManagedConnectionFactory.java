@@ -41,7 +41,7 @@ public final class LeaseholdManagedConnectionFactory
             "GraceMillis", "MaxClockErrorMillis", "BucketMillis", "FlushPolicy", "WriterId", "ProcessId",
             "DefaultWaitMillis", "MaxNamesPerUnit", "MinTimeLeftAtPrepareMillis", "OwnerTtlMillis", "RemoteOptions",
             "InDoubtHoldMillis", "ViewBuildIntervalMillis", "SigningKeyFile", "SignedTimeBoundMillis",
-            "CompactionIntervalMillis", "CompactionHorizonMillis", "RetentionDelayMillis");
+            "CompactionIntervalMillis", "CompactionHorizonMillis", "RetentionDelayMillis", "ResourcePrincipal");
 
     // Null until the container sets them: an unset property takes its MicroProfile Config value, else its default
     // (AdapterConfig). The annotations give no defaultValue, since a server sets a property to its annotated default,
@@ -68,6 +68,7 @@ public final class LeaseholdManagedConnectionFactory
     private Long compactionIntervalMillis;
     private Long compactionHorizonMillis;
     private Long retentionDelayMillis;
+    private String resourcePrincipal;
 
     private transient LeaseholdResourceAdapter adapter;
     private transient PrintWriter logWriter;
@@ -99,12 +100,40 @@ public final class LeaseholdManagedConnectionFactory
                     mp.millis("CompactionIntervalMillis", compactionIntervalMillis),
                     mp.millis("CompactionHorizonMillis", compactionHorizonMillis),
                     mp.millis("RetentionDelayMillis", retentionDelayMillis));
+            definitionPrincipal(mp);
             logSupplied(c, mp.supplied());
             return c;
         } catch (IllegalArgumentException e) {
             throw new InvalidPropertyException("Leasehold connection definition: "
                     + (mp == null ? e.getMessage() : mp.explain(e.getMessage())));
         }
+    }
+
+    /**
+     * The principal this definition's witnesses name when the container signs a connection on with none
+     * ({@code ResourcePrincipal}, else its MicroProfile Config value), or null; checked by {@link #config()}.
+     */
+    String definitionPrincipal() throws ResourceException {
+        MicroProfileSettings mp = new MicroProfileSettings(microProfile());
+        try {
+            return definitionPrincipal(mp);
+        } catch (IllegalArgumentException e) {
+            throw new InvalidPropertyException("Leasehold connection definition: " + mp.explain(e.getMessage()));
+        }
+    }
+
+    private String definitionPrincipal(MicroProfileSettings mp) {
+        String v = mp.text("ResourcePrincipal", resourcePrincipal);
+        if (v == null || v.isBlank()) {
+            return null;
+        }
+        String name = v.trim();
+        int bytes = name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        if (bytes > org.leasehold.audit.Witness.MAX_TEXT) {
+            throw new IllegalArgumentException("ResourcePrincipal is " + bytes + " bytes of UTF-8; a lease witness names "
+                    + "at most " + org.leasehold.audit.Witness.MAX_TEXT + ": give a shorter name");
+        }
+        return name;
     }
 
     /** For tests: MicroProfile Config values ({@code Property -> value}) instead of the server's. */
@@ -165,7 +194,7 @@ public final class LeaseholdManagedConnectionFactory
 
     @Override
     public ManagedConnection createManagedConnection(Subject subject, ConnectionRequestInfo info) throws ResourceException {
-        return new LeaseholdManagedConnection(this, runtime());
+        return new LeaseholdManagedConnection(this, runtime(), definitionPrincipal());
     }
 
     @Override
@@ -428,6 +457,18 @@ public final class LeaseholdManagedConnectionFactory
         retentionDelayMillis = v;
     }
 
+    public String getResourcePrincipal() {
+        return resourcePrincipal;
+    }
+
+    @ConfigProperty(description = "Embedded mode: the principal the witnesses of this definition's leases name when the "
+            + "container signs a connection on with none (no Subject, or an empty user name, as Payara Micro passes: it "
+            + "applies no connector security map); a principal the container passes wins. At most 1024 bytes of UTF-8. "
+            + "Default: none.")
+    public void setResourcePrincipal(String v) {
+        resourcePrincipal = v;
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof LeaseholdManagedConnectionFactory f && Objects.equals(f.bagStoreRoot, bagStoreRoot)
@@ -446,7 +487,8 @@ public final class LeaseholdManagedConnectionFactory
                 && Objects.equals(f.signedTimeBoundMillis, signedTimeBoundMillis)
                 && Objects.equals(f.compactionIntervalMillis, compactionIntervalMillis)
                 && Objects.equals(f.compactionHorizonMillis, compactionHorizonMillis)
-                && Objects.equals(f.retentionDelayMillis, retentionDelayMillis);
+                && Objects.equals(f.retentionDelayMillis, retentionDelayMillis)
+                && Objects.equals(f.resourcePrincipal, resourcePrincipal);
     }
 
     @Override

@@ -180,6 +180,49 @@ class AdapterSigningTest {
     }
 
     /**
+     * {@code ResourcePrincipal}: the definition names the principal when the container passes none (no Subject, or an
+     * empty user name, as Payara Micro does); a principal the container passes wins; one too long for a witness fails
+     * the definition's check, saying so.
+     */
+    @Test
+    void aDefinitionsResourcePrincipalNamesWhatTheContainerLeavesUnnamed() throws Exception {
+        fx = new AdapterFixture("signing-resource-principal", mcf -> mcf.setResourcePrincipal(" orders-service "));
+        javax.security.auth.Subject emptyName = new javax.security.auth.Subject();
+        jakarta.resource.spi.security.PasswordCredential blank =
+                new jakarta.resource.spi.security.PasswordCredential("", new char[0]);
+        blank.setManagedConnectionFactory(fx.mcf);
+        emptyName.getPrivateCredentials().add(blank);
+        emptyName.getPrincipals().add(() -> "");
+        javax.security.auth.Subject mapped = new javax.security.auth.Subject();
+        jakarta.resource.spi.security.PasswordCredential credential =
+                new jakarta.resource.spi.security.PasswordCredential("ledger-writer", "secret".toCharArray());
+        credential.setManagedConnectionFactory(fx.mcf);
+        mapped.getPrivateCredentials().add(credential);
+        javax.security.auth.Subject[] subjects = {null, emptyName, mapped};
+        String[] expected = {"orders-service", "orders-service", "ledger-writer"};
+        for (int i = 0; i < subjects.length; i++) {
+            jakarta.resource.spi.ManagedConnection mc = fx.mcf.createManagedConnection(subjects[i], null);
+            try (LeaseConnection c = (LeaseConnection) mc.getConnection(subjects[i], null)) {
+                c.acquire("account/" + i);
+                c.append(("message " + i).getBytes(StandardCharsets.UTF_8));
+            } finally {
+                mc.destroy();
+            }
+        }
+        List<Message> written = fx.messages();
+        assertEquals(subjects.length, written.size());
+        for (Message m : written) {
+            int i = Integer.parseInt(new String(m.payload(), StandardCharsets.UTF_8).substring("message ".length()));
+            assertEquals(expected[i], witness(m, 0).witness().principal(), "the principal of connection " + i);
+        }
+        fx.mcf.setResourcePrincipal("p".repeat(1025));
+        jakarta.resource.spi.InvalidPropertyException e = assertThrows(jakarta.resource.spi.InvalidPropertyException.class,
+                () -> fx.mcf.createManagedConnection(null, null));
+        assertTrue(e.getMessage().contains("ResourcePrincipal is 1025 bytes") && e.getMessage().contains("shorter"),
+                e.getMessage());
+    }
+
+    /**
      * An operator links the next key file of the engine's generated keys (as {@code leasehold keys rotate} does) while
      * the adapter runs: within {@link KeyRotation#CHECK_MICROS} it publishes the key and signs with it, with no
      * restart, and the witnesses of both keys verify.

@@ -25,7 +25,8 @@ class ConfigPropertiesTest {
             "MaxLeaseMillis", "GraceMillis", "MaxClockErrorMillis", "BucketMillis", "FlushPolicy", "WriterId",
             "ProcessId", "DefaultWaitMillis", "MaxNamesPerUnit", "MinTimeLeftAtPrepareMillis", "OwnerTtlMillis",
             "RemoteOptions", "InDoubtHoldMillis", "ViewBuildIntervalMillis", "SigningKeyFile",
-            "SignedTimeBoundMillis", "CompactionIntervalMillis", "CompactionHorizonMillis", "RetentionDelayMillis"));
+            "SignedTimeBoundMillis", "CompactionIntervalMillis", "CompactionHorizonMillis", "RetentionDelayMillis",
+            "ResourcePrincipal"));
 
     @Test
     void everyPropertyIsAnnotatedOnItsSetterWithTheDocumentedName() {

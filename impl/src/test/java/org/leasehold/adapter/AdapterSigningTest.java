@@ -57,6 +57,19 @@ class AdapterSigningTest {
         }
     }
 
+    /** Connection {@code i} signed on with {@code subjects[i]} (the container's way) takes {@code account/i} and writes. */
+    private void writeOnePerSubject(javax.security.auth.Subject[] subjects) throws Exception {
+        for (int i = 0; i < subjects.length; i++) {
+            jakarta.resource.spi.ManagedConnection mc = fx.mcf.createManagedConnection(subjects[i], null);
+            try (LeaseConnection c = (LeaseConnection) mc.getConnection(subjects[i], null)) {
+                c.acquire("account/" + i);
+                c.append(("message " + i).getBytes(StandardCharsets.UTF_8));
+            } finally {
+                mc.destroy();
+            }
+        }
+    }
+
     private static FrameWitness witness(Message m, int lease) throws Exception {
         StampedLease l = m.leases().get(lease);
         assertTrue(l.witness().length > 0, "lease " + l.name() + " of " + m + " carries a witness");
@@ -129,15 +142,7 @@ class AdapterSigningTest {
 
         javax.security.auth.Subject[] subjects = {withCredential, onePrincipal, otherFactory, null};
         String[] expected = {"ledger-app", "bob", null, null};
-        for (int i = 0; i < subjects.length; i++) {
-            jakarta.resource.spi.ManagedConnection mc = fx.mcf.createManagedConnection(subjects[i], null);
-            try (LeaseConnection c = (LeaseConnection) mc.getConnection(subjects[i], null)) {
-                c.acquire("account/" + i);
-                c.append(("message " + i).getBytes(StandardCharsets.UTF_8));
-            } finally {
-                mc.destroy();
-            }
-        }
+        writeOnePerSubject(subjects);
         // In a JTA transaction: the tentative lease is upgraded at prepare, and the frame written at commit carries
         // the upgrade's witness, which names the principal too.
         fx.tm.begin();
@@ -200,15 +205,7 @@ class AdapterSigningTest {
         mapped.getPrivateCredentials().add(credential);
         javax.security.auth.Subject[] subjects = {null, emptyName, mapped};
         String[] expected = {"orders-service", "orders-service", "ledger-writer"};
-        for (int i = 0; i < subjects.length; i++) {
-            jakarta.resource.spi.ManagedConnection mc = fx.mcf.createManagedConnection(subjects[i], null);
-            try (LeaseConnection c = (LeaseConnection) mc.getConnection(subjects[i], null)) {
-                c.acquire("account/" + i);
-                c.append(("message " + i).getBytes(StandardCharsets.UTF_8));
-            } finally {
-                mc.destroy();
-            }
-        }
+        writeOnePerSubject(subjects);
         List<Message> written = fx.messages();
         assertEquals(subjects.length, written.size());
         for (Message m : written) {

@@ -75,6 +75,7 @@ public final class LeaseholdManagedConnectionFactory
     /** The MicroProfile Config values of the properties, read once, when the definition is first checked. */
     private transient Map<String, String> microProfile;
     private transient boolean suppliedLogged;
+    private transient boolean principalUnusedLogged;
 
     /**
      * The checked settings: each property as the connection definition sets it, else from MicroProfile Config (see
@@ -100,8 +101,11 @@ public final class LeaseholdManagedConnectionFactory
                     mp.millis("CompactionIntervalMillis", compactionIntervalMillis),
                     mp.millis("CompactionHorizonMillis", compactionHorizonMillis),
                     mp.millis("RetentionDelayMillis", retentionDelayMillis));
-            definitionPrincipal(mp);
+            String principal = definitionPrincipal(mp);
             logSupplied(c, mp.supplied());
+            if (principal != null && !c.embedded()) {
+                logPrincipalUnused(c);
+            }
             return c;
         } catch (IllegalArgumentException e) {
             throw new InvalidPropertyException("Leasehold connection definition: "
@@ -146,6 +150,21 @@ public final class LeaseholdManagedConnectionFactory
             microProfile = MicroProfileSettings.fromServer(PROPERTIES);
         }
         return microProfile;
+    }
+
+    /**
+     * Says once that {@code ResourcePrincipal} is set on a definition outside embedded mode, where no witness takes it: a
+     * lease server names the principal its credentials prove, and the etcd backend signs nothing.
+     */
+    private synchronized void logPrincipalUnused(AdapterConfig c) {
+        if (!principalUnusedLogged) {
+            principalUnusedLogged = true;
+            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-4504 the connection definition for log {0} at {1} sets "
+                    + "ResourcePrincipal, which only the embedded lease service writes into witnesses; with LeaseService "
+                    + "{2} it is not used (a lease server names the principal its token or client certificate proves; "
+                    + "the etcd backend signs nothing): remove it, or give the lease server's credentials instead",
+                    c.log(), c.bagStoreRoot(), c.leaseServiceShown());
+        }
     }
 
     /** Says once which properties MicroProfile Config supplied (names only: RemoteOptions may hold a token). */

@@ -220,6 +220,46 @@ class AdapterSigningTest {
     }
 
     /**
+     * Outside embedded mode no witness takes {@code ResourcePrincipal}: the definition's check says so once, and does
+     * not fail (a definition moved to a lease server keeps working).
+     */
+    @Test
+    void aResourcePrincipalOutsideEmbeddedModeIsReportedAsUnused() throws Exception {
+        LeaseholdManagedConnectionFactory mcf = new LeaseholdManagedConnectionFactory();
+        mcf.setBagStoreRoot(AdapterFixture.freshRoot("signing-principal-remote").toString());
+        mcf.setLeaseService("remote:127.0.0.1:7420");
+        mcf.setResourcePrincipal("orders-service");
+        mcf.useMicroProfile(java.util.Map.of());
+        List<String> logged = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                logged.add(new java.util.logging.SimpleFormatter().formatMessage(r));
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        java.util.logging.Logger jul = java.util.logging.Logger.getLogger(LeaseholdManagedConnectionFactory.class.getName());
+        jul.addHandler(capture);
+        try {
+            mcf.config();
+            mcf.config();
+            assertEquals("orders-service", mcf.definitionPrincipal());
+        } finally {
+            jul.removeHandler(capture);
+        }
+        List<String> unused = logged.stream().filter(m -> m.startsWith("LEASEHOLD-4504")).toList();
+        assertEquals(1, unused.size(), "said once: " + logged);
+        assertTrue(unused.get(0).contains("remote:127.0.0.1:7420") && unused.get(0).contains("not used"), unused.get(0));
+    }
+
+    /**
      * An operator links the next key file of the engine's generated keys (as {@code leasehold keys rotate} does) while
      * the adapter runs: within {@link KeyRotation#CHECK_MICROS} it publishes the key and signs with it, with no
      * restart, and the witnesses of both keys verify.

@@ -8,6 +8,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiConsumer;
 
 /**
  * The signed witness of one name of a lease, as the lease service issued it with the grant, renewal or upgrade. The
@@ -40,6 +41,24 @@ public final class GrantWitness {
     /** Completes with the frame witness bytes once the witness's batch is signed (a stage callers cannot complete). */
     public CompletionStage<byte[]> sealed() {
         return sealed.minimalCompletionStage();
+    }
+
+    /**
+     * Runs {@code action} once the witness's batch is signed, with a copy of the frame witness bytes, or with why
+     * there is none (the other argument null); at once, on the calling thread, if it is signed already, else on the
+     * thread that completes the proof (the service's signing thread: do little there).
+     */
+    public void whenSealed(BiConsumer<? super byte[], ? super Throwable> action) {
+        Objects.requireNonNull(action, "GrantWitness.whenSealed action");
+        sealed.whenComplete((bytes, error) -> action.accept(bytes == null ? null : bytes.clone(), error));
+    }
+
+    /** A copy of the frame witness bytes if the proof is there, else null (also if signing failed). */
+    public byte[] sealedNow() {
+        if (!sealed.isDone() || sealed.isCompletedExceptionally()) {
+            return null;
+        }
+        return sealed.join().clone();
     }
 
     /** True once the proof is there (or signing failed). */

@@ -125,6 +125,45 @@ public final class AuditSigner implements AutoCloseable {
         }).thenCompose(f -> f);
     }
 
+    /**
+     * {@link #sign(Witness, byte[])} to the bytes a frame stores ({@link FrameWitness#encode()}), made on the signing
+     * thread as each proof is handed out, with no future in between: the grant path of a signing service. The future
+     * hurries the signer when waited for ({@link ProofFuture}); it fails if the signer stops first, or if the frame
+     * witness does not fit a frame.
+     */
+    public CompletableFuture<byte[]> signFrame(Witness witness, byte[] encoded) {
+        CompletableFuture<byte[]> f = new ProofFuture<>(this::hurry);
+        submitFrame(witness, encoded, f);
+        return f;
+    }
+
+    private void submitFrame(Witness witness, byte[] encoded, CompletableFuture<byte[]> f) {
+        BatchSigner b = batches;
+        boolean keyKept = witness.keyId().equals(b.key().id());
+        Witness w = keyKept ? witness : witness.withKeyId(b.key().id());
+        byte[] bytes = keyKept && encoded != null ? encoded : w.encode();
+        b.submit(bytes, new BatchSigner.ProofSink() {
+            @Override
+            public void proven(BatchProof proof) {
+                try {
+                    f.complete(new FrameWitness(bytes, w, proof, null, null, null).encode());
+                } catch (RuntimeException e) {
+                    f.completeExceptionally(e);
+                }
+            }
+
+            @Override
+            public void failed(Throwable error) {
+                if (batches != b) {
+                    // Submitted to a key that was rotated out at that moment: sign with the new one.
+                    submitFrame(w, null, f);
+                } else {
+                    f.completeExceptionally(error);
+                }
+            }
+        });
+    }
+
     /** Answers a time request: the service's time {@code nowMicros} with its radius over {@code nonce}, signed. */
     public CompletableFuture<SignedTimeProof> signTime(byte[] nonce, long nowMicros) {
         BatchSigner b = batches;

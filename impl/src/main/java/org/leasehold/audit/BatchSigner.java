@@ -1,5 +1,6 @@
 package org.leasehold.audit;
 
+import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
@@ -40,7 +41,33 @@ import java.util.concurrent.locks.LockSupport;
 public final class BatchSigner implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(BatchSigner.class.getName());
 
-    private record Pending(byte[] statement, CompletableFuture<BatchProof> proof) {
+    /**
+     * What receives a statement's proof: called once, on the signing thread once its batch is signed (or on the
+     * submitting thread if the signer was closed first), with the proof or with why there is none. A sink does little
+     * and throws nothing: every statement of the batch waits for the sinks before it.
+     */
+    public interface ProofSink {
+        /** The statement's batch is signed: {@code proof} proves it. */
+        void proven(BatchProof proof);
+
+        /** The statement will not be signed by this signer: {@code error} says why. */
+        void failed(Throwable error);
+    }
+
+    /** A sink that completes a future. */
+    private record FutureSink(CompletableFuture<BatchProof> future) implements ProofSink {
+        @Override
+        public void proven(BatchProof proof) {
+            future.complete(proof);
+        }
+
+        @Override
+        public void failed(Throwable error) {
+            future.completeExceptionally(error);
+        }
+    }
+
+    private record Pending(byte[] statement, ProofSink sink) {
     }
 
     /** The places left in the queue; a place taken beyond the bound makes them negative until given back. */
@@ -56,7 +83,7 @@ public final class BatchSigner implements AutoCloseable {
         }
     }
 
-    private static final Pending STOP = new Pending(new byte[0], new CompletableFuture<>());
+    private static final Pending STOP = new Pending(new byte[0], new FutureSink(new CompletableFuture<>()));
 
     /**
      * On the signing thread while it hands out a batch's proofs: what {@link #afterBatch(Runnable)} deferred to the
@@ -152,18 +179,30 @@ public final class BatchSigner implements AutoCloseable {
      */
     public CompletableFuture<BatchProof> submit(byte[] statement) {
         CompletableFuture<BatchProof> f = new ProofFuture<>(this::hurry);
+        submit(statement, new FutureSink(f));
+        return f;
+    }
+
+    /**
+     * Queues {@code statement} for the next batch, and hands its proof to {@code sink} once the batch is signed
+     * ({@link ProofSink#failed} with {@link IllegalStateException} if the signer was closed first, at once if it is
+     * closed now). Without the chain of futures {@link #submit(byte[])} makes: what a caller does with each proof runs
+     * on the signing thread, per statement, so it is kept to one step (e.g. a frame witness encoded into a future of
+     * its own that hurries this signer when waited for).
+     */
+    public void submit(byte[] statement, ProofSink sink) {
+        java.util.Objects.requireNonNull(sink, "BatchSigner.submit sink");
         if (closed) {
-            f.completeExceptionally(closedError());
-            return f;
+            sink.failed(closedError());
+            return;
         }
         waitForRoom();
-        queue.add(new Pending(statement, f));
+        queue.add(new Pending(statement, sink));
         if (closed) {
             drainClosed();
         } else if (queue.size() >= maxBatch) {
             LockSupport.unpark(thread);
         }
-        return f;
     }
 
     /**
@@ -327,35 +366,57 @@ public final class BatchSigner implements AutoCloseable {
         List<Runnable> deferred = new ArrayList<>();
         AFTER_BATCH.set(deferred);
         try {
-            byte[][] leaves = new byte[batch.size()][];
-            for (int i = 0; i < leaves.length; i++) {
-                leaves[i] = Merkle.leafHash(batch.get(i).statement);
+            BatchProof[] proofs;
+            try {
+                MessageDigest d = Merkle.sha256();
+                byte[][] leaves = new byte[batch.size()][];
+                for (int i = 0; i < leaves.length; i++) {
+                    leaves[i] = Merkle.leafHash(d, batch.get(i).statement);
+                }
+                List<byte[][]> levels = Merkle.levels(d, leaves);
+                byte[] root = levels.get(levels.size() - 1)[0];
+                byte[] signature = key.sign(BatchProof.signedMessage(key.id(), leaves.length, root));
+                proofs = new BatchProof[leaves.length];
+                for (int i = 0; i < leaves.length; i++) {
+                    proofs[i] = new BatchProof(key.id(), leaves.length, i, Merkle.path(levels, i), signature);
+                }
+                batches++;
+                statements += leaves.length;
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-8001 could not sign a batch of " + batch.size()
+                        + " audit statements with key " + key.id() + ": they carry no proof", e);
+                for (Pending p : batch) {
+                    hand(p, null, e);
+                }
+                return;
             }
-            List<byte[][]> levels = Merkle.levels(leaves);
-            byte[] root = levels.get(levels.size() - 1)[0];
-            byte[] signature = key.sign(BatchProof.signedMessage(key.id(), leaves.length, root));
-            batches++;
-            statements += leaves.length;
-            for (int i = 0; i < leaves.length; i++) {
-                batch.get(i).proof.complete(new BatchProof(key.id(), leaves.length, i, Merkle.path(levels, i),
-                        signature));
-            }
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-8001 could not sign a batch of " + batch.size()
-                    + " audit statements with key " + key.id() + ": they carry no proof", e);
-            for (Pending p : batch) {
-                p.proof.completeExceptionally(e);
+            for (int i = 0; i < proofs.length; i++) {
+                hand(batch.get(i), proofs[i], null);
             }
         } finally {
             AFTER_BATCH.remove();
-        }
-        for (Runnable task : deferred) {
-            try {
-                task.run();
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-8002 a task run after the proofs of a batch of "
-                        + batch.size() + " audit statements of key " + key.id() + " failed", e);
+            for (Runnable task : deferred) {
+                try {
+                    task.run();
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-8002 a task run after the proofs of a batch of "
+                            + batch.size() + " audit statements of key " + key.id() + " failed", e);
+                }
             }
+        }
+    }
+
+    /** Gives {@code p}'s sink its proof or its error; a sink that throws spoils neither the batch nor the thread. */
+    private void hand(Pending p, BatchProof proof, Throwable error) {
+        try {
+            if (proof != null) {
+                p.sink.proven(proof);
+            } else {
+                p.sink.failed(error);
+            }
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-8002 what was to receive the proof of an audit statement "
+                    + "of key " + key.id() + " failed", e);
         }
     }
 
@@ -365,7 +426,7 @@ public final class BatchSigner implements AutoCloseable {
         for (Pending p : left) {
             if (p != STOP) {
                 room.release();
-                p.proof.completeExceptionally(closedError());
+                hand(p, null, closedError());
             }
         }
     }

@@ -19,7 +19,8 @@ public final class Merkle {
     private Merkle() {
     }
 
-    private static MessageDigest sha256() {
+    /** A SHA-256 digest of its own (a digest is not thread-safe: one per thread at a time). */
+    static MessageDigest sha256() {
         try {
             return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
@@ -29,7 +30,12 @@ public final class Merkle {
 
     /** {@code H(0x00 || leaf)}. */
     public static byte[] leafHash(byte[] leaf) {
-        MessageDigest d = sha256();
+        return leafHash(sha256(), leaf);
+    }
+
+    /** {@code H(0x00 || leaf)} with {@code d} (reset first), so that a batch's leaves share one digest. */
+    static byte[] leafHash(MessageDigest d, byte[] leaf) {
+        d.reset();
         d.update((byte) 0);
         d.update(leaf);
         return d.digest();
@@ -45,10 +51,14 @@ public final class Merkle {
 
     /** The tree's levels, level 0 the leaf hashes and the last level the root alone. */
     static List<byte[][]> levels(byte[][] leafHashes) {
+        return levels(sha256(), leafHashes);
+    }
+
+    /** {@link #levels(byte[][])} hashed with {@code d}. */
+    static List<byte[][]> levels(MessageDigest d, byte[][] leafHashes) {
         if (leafHashes.length == 0) {
             throw new IllegalArgumentException("a Merkle tree has at least one leaf");
         }
-        MessageDigest d = sha256();
         List<byte[][]> levels = new ArrayList<>();
         byte[][] level = leafHashes;
         levels.add(level);
@@ -65,17 +75,21 @@ public final class Merkle {
 
     /** The inclusion path of leaf {@code index}: its siblings from the leaf level up (unpaired levels skipped). */
     static byte[][] path(List<byte[][]> levels, int index) {
-        List<byte[]> path = new ArrayList<>();
-        int i = index;
-        for (int l = 0; l < levels.size() - 1; l++) {
-            byte[][] level = levels.get(l);
-            int sibling = i ^ 1;
-            if (sibling < level.length) {
-                path.add(level[sibling]);
+        int n = 0;
+        for (int l = 0, i = index; l < levels.size() - 1; l++, i >>= 1) {
+            if ((i ^ 1) < levels.get(l).length) {
+                n++;
             }
-            i >>= 1;
         }
-        return path.toArray(new byte[0][]);
+        byte[][] path = new byte[n][];
+        n = 0;
+        for (int l = 0, i = index; l < levels.size() - 1; l++, i >>= 1) {
+            byte[][] level = levels.get(l);
+            if ((i ^ 1) < level.length) {
+                path[n++] = level[i ^ 1];
+            }
+        }
+        return path;
     }
 
     /**

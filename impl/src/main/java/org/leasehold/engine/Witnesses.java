@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.leasehold.audit.AuditSigner;
-import org.leasehold.audit.FrameWitness;
 import org.leasehold.audit.Witness;
 import org.leasehold.audit.WitnessEvent;
 import org.leasehold.lease.CorrelationId;
@@ -69,7 +68,7 @@ final class Witnesses {
                         : g.correlationId(), predId, ending, endedAt, watermark, watermarkAt, lease.holder(),
                 principal);
         byte[] encoded = w.encode();
-        return new GrantWitness(encoded, signer.sign(w, encoded).thenApply(FrameWitness::encode));
+        return new GrantWitness(encoded, signer.signFrame(w, encoded));
     }
 
     private static long micros(Instant i) {

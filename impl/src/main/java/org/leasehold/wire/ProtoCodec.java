@@ -3,9 +3,7 @@ package org.leasehold.wire;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 import com.google.protobuf.ByteString;
 
@@ -393,14 +391,7 @@ public final class ProtoCodec {
 
     /** The frame witness of {@code w} if its batch is signed already, else null (also when signing failed). */
     public static byte[] sealedNow(GrantWitness w) {
-        if (!w.isSealed()) {
-            return null;
-        }
-        try {
-            return w.sealed().toCompletableFuture().getNow(null);
-        } catch (CompletionException | CancellationException e) {
-            return null;
-        }
+        return w.sealedNow();
     }
 
     private static LeaseGrant grant(org.leasehold.wire.proto.Grant g) {

@@ -261,6 +261,35 @@ class AuditChainTest {
     }
 
     @Test
+    void aFrameSignedOnTheGrantPathIsTheFrameWitnessEncodedAndVerifies() throws Exception {
+        Witness w = AuditFixture.witness(key.id(), "tenant/frame", 4);
+        byte[] frame = signer.signFrame(w, w.encode()).get(10, TimeUnit.SECONDS);
+        FrameWitness decoded = FrameWitness.decode(frame);
+        assertEquals(w, decoded.witness());
+        assertArrayEquals(decoded.encode(), frame, "the bytes are the frame witness's encoding");
+        AuditVerifier v = new AuditVerifier(KeySet.of(AuditFixture.published(key)));
+        assertEquals(List.of(), v.check(decoded));
+
+        // Waiting for it hurries the batch: with a linger of a second, the get below would otherwise time out.
+        try (AuditSigner slow = new AuditSigner(key, "svc-1", 500_000, 1_000_000, 256)) {
+            CompletableFuture<byte[]> f = slow.signFrame(w, null);
+            assertEquals(w, FrameWitness.decode(f.get(800, TimeUnit.MILLISECONDS)).witness());
+            assertEquals(1, slow.hurriedBatches());
+        }
+
+        // A witness built for the key rotated out is given the new key's id, and re-encoded.
+        SigningKey next = AuditFixture.key(4);
+        signer.rotate(next);
+        FrameWitness rekeyed = FrameWitness.decode(signer.signFrame(w, w.encode()).get(10, TimeUnit.SECONDS));
+        assertEquals(next.id(), rekeyed.witness().keyId());
+        assertEquals(next.id(), rekeyed.proof().keyId());
+        assertEquals(List.of(), new AuditVerifier(KeySet.of(AuditFixture.published(key), AuditFixture.published(next)))
+                .check(rekeyed));
+        signer.close();
+        assertTrue(signer.signFrame(w, null).isCompletedExceptionally(), "closed: nothing more is signed");
+    }
+
+    @Test
     void rotationSignsLaterStatementsWithTheNewKeyAndClosedSignersRefuse() throws Exception {
         FrameWitness before = signed("tenant/1", 1);
         SigningKey next = AuditFixture.key(3);

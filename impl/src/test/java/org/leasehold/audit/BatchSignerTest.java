@@ -78,6 +78,68 @@ class BatchSignerTest {
         }
     }
 
+    /** A sink that keeps what it was handed and on which thread; one that throws when {@code throwing}. */
+    private static final class Kept implements BatchSigner.ProofSink {
+        final CompletableFuture<BatchProof> proof = new CompletableFuture<>();
+        final AtomicReference<String> thread = new AtomicReference<>();
+        private final boolean throwing;
+
+        Kept(boolean throwing) {
+            this.throwing = throwing;
+        }
+
+        @Override
+        public void proven(BatchProof p) {
+            thread.set(Thread.currentThread().getName());
+            proof.complete(p);
+            if (throwing) {
+                throw new IllegalStateException("a sink that fails");
+            }
+        }
+
+        @Override
+        public void failed(Throwable error) {
+            thread.set(Thread.currentThread().getName());
+            proof.completeExceptionally(error);
+        }
+    }
+
+    @Test
+    void aSinkIsHandedItsProofOnTheSigningThreadAndOneThatThrowsSpoilsNoOther() throws Exception {
+        List<Kept> sinks = List.of(new Kept(false), new Kept(true), new Kept(false));
+        try (BatchSigner s = new BatchSigner(AuditFixture.key(9), 1_000_000, 64, "test-signer-sink")) {
+            for (int i = 0; i < sinks.size(); i++) {
+                s.submit(new byte[] {(byte) i}, sinks.get(i));
+            }
+            s.hurry();
+            for (int i = 0; i < sinks.size(); i++) {
+                BatchProof p = sinks.get(i).proof.get(10, TimeUnit.SECONDS);
+                assertEquals(3, p.leafCount(), "the three statements share one batch");
+                assertEquals(i, p.leafIndex());
+                assertEquals("test-signer-sink", sinks.get(i).thread.get());
+                assertTrue(Merkle.same(p.rootFor(new byte[] {(byte) i}), sinks.get(0).proof.get().rootFor(
+                        new byte[] {0})), "each proof leads its own statement to the batch's root");
+            }
+            assertEquals(1, s.batches());
+            // The signing thread survived the sink that threw: the next statement is signed too.
+            assertEquals(1, signOne(s, 7).leafCount());
+        }
+        Kept late = new Kept(false);
+        BatchSigner closed = new BatchSigner(AuditFixture.key(10), 0, 64, "test-signer-closed");
+        closed.close();
+        closed.submit(new byte[] {1}, late);
+        assertTrue(late.proof.isCompletedExceptionally(), "closed: the sink is told at once");
+        assertEquals(Thread.currentThread().getName(), late.thread.get(), "on the submitting thread");
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> {
+            try {
+                late.proof.join();
+            } catch (java.util.concurrent.CompletionException ce) {
+                throw ce.getCause();
+            }
+        });
+        assertTrue(e.getMessage().contains("closed"), e.getMessage());
+    }
+
     @Test
     void closingDuringALingerSignsWhatIsQueued() throws Exception {
         BatchSigner s = new BatchSigner(AuditFixture.key(6), 1_000_000, 64, "test-signer-1s");

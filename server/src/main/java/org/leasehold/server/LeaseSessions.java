@@ -34,7 +34,6 @@ import org.leasehold.wire.proto.SessionRequest;
 import org.leasehold.wire.proto.SessionRequests;
 import org.leasehold.wire.proto.TimeRequest;
 import org.leasehold.wire.proto.UpgradeRequest;
-import org.leasehold.wire.proto.WitnessSeals;
 
 /**
  * The session stream of both transports: one client's lease requests handled in order, its waiting acquisitions kept
@@ -321,9 +320,9 @@ final class LeaseSessions {
             if (!send(SessionReply.newBuilder().setRequestId(id).setLease(wire).build(), grant)) {
                 return false;
             }
-            CompletableFuture<WitnessSeals> proofs = seals ? Signatures.seals(lease, wire) : null;
-            if (proofs != null) {
-                proofs.thenAccept(s -> sendSeals(SessionReply.newBuilder().setRequestId(id).setSeals(s).build()));
+            if (seals) {
+                Signatures.seals(lease, wire, s -> sendSeals(SessionReply.newBuilder().setRequestId(id).setSeals(s)
+                        .build()));
             }
             return true;
         }

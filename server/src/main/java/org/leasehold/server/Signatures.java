@@ -1,14 +1,18 @@
 package org.leasehold.server;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 
 import org.leasehold.audit.AuditSigner;
 import org.leasehold.audit.PublishedKey;
@@ -116,10 +120,11 @@ final class Signatures {
     }
 
     /**
-     * The proofs of the witnesses of {@code lease} that its answer {@code sent} carried without one, once their batch
-     * is signed; null if there are none (no witnesses, or every proof went with the answer).
+     * Hands {@code send} the proofs of the witnesses of {@code lease} that its answer {@code sent} carried without
+     * one, once their batch is signed (on the signing thread, or at once if they are signed now); false, and nothing
+     * sent, if there are none (no witnesses, or every proof went with the answer).
      */
-    static CompletableFuture<WitnessSeals> seals(Lease lease, org.leasehold.wire.proto.Lease sent) {
+    static boolean seals(Lease lease, org.leasehold.wire.proto.Lease sent, Consumer<WitnessSeals> send) {
         List<GrantWitness> pending = new ArrayList<>(0);
         for (int i = 0; i < sent.getGrantsCount(); i++) {
             org.leasehold.wire.proto.Grant g = sent.getGrants(i);
@@ -128,31 +133,34 @@ final class Signatures {
             }
         }
         if (pending.isEmpty()) {
-            return null;
+            return false;
         }
-        CompletableFuture<?>[] all = new CompletableFuture<?>[pending.size()];
-        for (int i = 0; i < all.length; i++) {
-            all[i] = pending.get(i).sealed().toCompletableFuture();
-        }
-        return CompletableFuture.allOf(all).handle((v, e) -> {
-            WitnessSeals.Builder b = WitnessSeals.newBuilder();
-            for (GrantWitness w : pending) {
-                byte[] frame = ProtoCodec.sealedNow(w);
-                if (frame != null) {
-                    b.addSeals(WitnessSeal.newBuilder().setFrameWitness(ByteString.copyFrom(frame)));
-                } else {
-                    String why;
-                    try {
-                        w.await(java.time.Duration.ZERO);
-                        why = "no proof";
-                    } catch (IllegalStateException failed) {
-                        why = failed.getMessage();
-                    }
-                    b.addSeals(WitnessSeal.newBuilder().setWitness(ByteString.copyFrom(w.statement())).setError(why));
+        WitnessSeal[] seals = new WitnessSeal[pending.size()];
+        AtomicInteger left = new AtomicInteger(seals.length);
+        for (int i = 0; i < seals.length; i++) {
+            GrantWitness w = pending.get(i);
+            int at = i;
+            w.whenSealed((frame, error) -> {
+                // The frame witness is a copy of our own, so the message may wrap it rather than copy it again.
+                seals[at] = frame != null ? WitnessSeal.newBuilder().setFrameWitness(UnsafeByteOperations.unsafeWrap(
+                        frame)).build() : WitnessSeal.newBuilder().setWitness(ByteString.copyFrom(w.statement()))
+                        .setError(why(w)).build();
+                if (left.decrementAndGet() == 0) {
+                    send.accept(WitnessSeals.newBuilder().addAllSeals(Arrays.asList(seals)).build());
                 }
-            }
-            return b.build();
-        });
+            });
+        }
+        return true;
+    }
+
+    /** Why {@code w}, whose proof is due, has none. */
+    private static String why(GrantWitness w) {
+        try {
+            w.await(java.time.Duration.ZERO);
+            return "no proof";
+        } catch (IllegalStateException failed) {
+            return failed.getMessage();
+        }
     }
 
     /**
@@ -160,16 +168,28 @@ final class Signatures {
      * batch is signed (at once if they are signed or there are none).
      */
     static CompletableFuture<org.leasehold.wire.proto.Lease> sealed(Lease lease) {
-        List<CompletableFuture<?>> pending = new ArrayList<>(0);
+        List<GrantWitness> pending = new ArrayList<>(0);
         for (var g : lease.grants()) {
             if (g.witness() != null && !g.witness().isSealed()) {
-                pending.add(g.witness().sealed().toCompletableFuture());
+                pending.add(g.witness());
             }
         }
         if (pending.isEmpty()) {
             return CompletableFuture.completedFuture(ProtoCodec.lease(lease));
         }
-        return CompletableFuture.allOf(pending.toArray(new CompletableFuture<?>[0]))
-                .handle((v, e) -> ProtoCodec.lease(lease));
+        CompletableFuture<org.leasehold.wire.proto.Lease> answer = new CompletableFuture<>();
+        AtomicInteger left = new AtomicInteger(pending.size());
+        for (GrantWitness w : pending) {
+            w.whenSealed((frame, error) -> {
+                if (left.decrementAndGet() == 0) {
+                    try {
+                        answer.complete(ProtoCodec.lease(lease));
+                    } catch (RuntimeException e) {
+                        answer.completeExceptionally(e);
+                    }
+                }
+            });
+        }
+        return answer;
     }
 }

@@ -47,8 +47,6 @@ final class AcquireSession implements SessionChannel {
     private final LeaseholdGrpc.LeaseholdStub stub;
     private final Orphans orphans;
     private final LongSupplier ids;
-    /** The witnesses of this session's answers: a proof still due hurries the server when a caller blocks on it. */
-    private final ProtoCodec.WitnessReader witnesses;
     private final OpenRequests<Stream> requests = new OpenRequests<>(stream -> { });
     /** The stream requests go out on; null before the first and after it ended. Guarded by {@code this}. */
     private Stream current;
@@ -59,12 +57,6 @@ final class AcquireSession implements SessionChannel {
         this.stub = stub;
         this.orphans = orphans;
         this.ids = ids;
-        this.witnesses = endpoint.proofs.reader(() -> new ProofFuture<>(this::hurry));
-    }
-
-    @Override
-    public ProtoCodec.WitnessReader witnesses() {
-        return witnesses;
     }
 
     /**
@@ -115,8 +107,8 @@ final class AcquireSession implements SessionChannel {
      * lease must not be taken for an unwanted grant and released).
      */
     @Override
-    public CompletableFuture<SessionReply> call(long requestId, SessionRequest.Builder request) {
-        CompletableFuture<SessionReply> f = new CompletableFuture<>();
+    public CompletableFuture<OpenRequests.Reply> call(long requestId, SessionRequest.Builder request) {
+        CompletableFuture<OpenRequests.Reply> f = new CompletableFuture<>();
         send(requestId, f, requests.calls, request.setRequestId(requestId).setWantsSeals(true).build());
         return f;
     }
@@ -192,6 +184,12 @@ final class AcquireSession implements SessionChannel {
         StreamObserver<SessionRequests> out;
         volatile boolean ended;
         volatile LeaseException failure;
+        /**
+         * The witnesses of the answers read on this stream: a proof still due hurries the server when a caller blocks
+         * on it, and fails at once once the stream has ended (the proof would have come on it).
+         */
+        final ProtoCodec.WitnessReader witnesses = endpoint.proofs.reader(() -> new ProofFuture<>(
+                AcquireSession.this::hurry), endpoint.address, () -> ended ? failure.getMessage() : null);
         final Queue<SessionRequest> outbox = new ConcurrentLinkedQueue<>();
         private final AtomicBoolean flushing = new AtomicBoolean();
 

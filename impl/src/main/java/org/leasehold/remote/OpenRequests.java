@@ -22,12 +22,19 @@ final class OpenRequests<C> {
     record Open<T, C>(CompletableFuture<T> future, C via) {
     }
 
+    /**
+     * The answer to a call, and the lease it carries (renew, upgrade) read on arrival with the witnesses of the
+     * connection it arrived on, whose proofs follow it there: null if it carries none.
+     */
+    record Reply(SessionReply reply, Lease lease) {
+    }
+
     /** Acquisitions, by request id. */
     final Map<Long, Open<Lease, C>> acquisitions = new ConcurrentHashMap<>();
     /** Withdrawals, by the id of the acquisition they withdraw. */
     final Map<Long, Open<Boolean, C>> withdrawals = new ConcurrentHashMap<>();
     /** Requests answered at once (release, renew, upgrade, echo), by request id. */
-    final Map<Long, Open<SessionReply, C>> calls = new ConcurrentHashMap<>();
+    final Map<Long, Open<Reply, C>> calls = new ConcurrentHashMap<>();
     /** Told of the connection of every entry that leaves (answered or failed). */
     private final Consumer<C> left;
 
@@ -48,7 +55,7 @@ final class OpenRequests<C> {
      * Hands one answer to the request it answers. A grant nobody waits for any more (the acquisition was given up
      * before it arrived) is released through {@code orphans}; a grant for an unknown id is not ours to release. The
      * proofs of witnesses that follow their lease's answer go to {@code proofs}; the witnesses of leases answered here
-     * are read with {@code witnesses} (the session's {@link PendingProofs#reader}). A lease whose grants lack
+     * are read with {@code witnesses} (the connection's {@link PendingProofs#reader}), a call's too. A lease whose grants lack
      * witnesses from a server whose keys {@code signed} pinned is refused ({@link SignedClock#unsigned}) and released.
      */
     void answer(SessionReply r, String server, PendingProofs proofs, ProtoCodec.WitnessReader witnesses,
@@ -59,9 +66,17 @@ final class OpenRequests<C> {
             proofs.arrived(r.getSeals(), server);
             return;
         }
-        Open<SessionReply, C> call = take(calls, id);
+        Open<Reply, C> call = take(calls, id);
         if (call != null) {
-            call.future.complete(r);
+            // A lease's witnesses are read here, not by the caller later: their proofs come on this connection, so if
+            // it ends first, the proofs still due fail at once (PendingProofs.sessionEnded) rather than never come.
+            try {
+                call.future.complete(new Reply(r, r.hasLease() ? ProtoCodec.lease(r.getLease(), witnesses) : null));
+            } catch (RuntimeException e) {
+                call.future.completeExceptionally(new LeaseException("lease server " + server + " answered with a "
+                        + "lease this client cannot read (" + e.getMessage() + "); is it a server of another release? "
+                        + "Use matching client and server versions", e));
+            }
             return;
         }
         if (r.getResultCase() == SessionReply.ResultCase.WITHDRAWN) {

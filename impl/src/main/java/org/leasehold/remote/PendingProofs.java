@@ -19,27 +19,33 @@ import org.leasehold.wire.proto.WitnessSeals;
  * client (the answer is handed to the caller's thread, the push is read on the transport's). Keyed by the statement,
  * which names the grant, the event and the service's time, so one registry serves every session of a client.
  *
- * <p>A session reads the witnesses of its answers through its own {@link #reader}, whose futures for proofs still due
- * make sure that a caller blocking on one gets it: they ask the server to sign its batch now ({@code HurryRequest}) and,
- * on the socket transport, read the connection the proof comes on while the caller waits.
+ * <p>Each connection (a socket link, a gRPC session stream) reads the witnesses of the answers that arrive on it
+ * (a renewal's or upgrade's too, before the caller gets the answer) through its own {@link #reader}, whose futures
+ * for proofs still due make sure that a caller blocking on one gets it: they ask the server to sign its batch now
+ * ({@code HurryRequest}) and, on the socket transport, read the connection the proof comes on while the caller waits.
+ * When the connection ends first, they fail at once ({@link #sessionEnded}, or the reader itself for a witness read
+ * during the end): the proof would have come on it.
  */
 final class PendingProofs implements ProtoCodec.WitnessReader {
     private final Map<ByteBuffer, CompletableFuture<byte[]>> pending = new ConcurrentHashMap<>();
 
     @Override
     public GrantWitness witness(byte[] statement, byte[] frameWitness) {
-        return witness(statement, frameWitness, CompletableFuture::new);
+        return witness(statement, frameWitness, CompletableFuture::new, null, null);
     }
 
     /**
-     * The witnesses of the answers one session reads: a proof still due is a future that {@code due} makes (one that
-     * hurries the server and, where the transport needs it, reads the connection when a caller blocks on it).
+     * The witnesses of the answers one connection of {@code server} reads: a proof still due is a future that
+     * {@code due} makes (one that hurries the server and, where the transport needs it, reads the connection when a
+     * caller blocks on it), failed at once if {@code ended} says why the connection has ended (null while it lasts):
+     * the proof would have come on it, and {@link #sessionEnded} may have been told before this witness was read.
      */
-    ProtoCodec.WitnessReader reader(Supplier<CompletableFuture<byte[]>> due) {
-        return (statement, frameWitness) -> witness(statement, frameWitness, due);
+    ProtoCodec.WitnessReader reader(Supplier<CompletableFuture<byte[]>> due, String server, Supplier<String> ended) {
+        return (statement, frameWitness) -> witness(statement, frameWitness, due, server, ended);
     }
 
-    private GrantWitness witness(byte[] statement, byte[] frameWitness, Supplier<CompletableFuture<byte[]>> due) {
+    private GrantWitness witness(byte[] statement, byte[] frameWitness, Supplier<CompletableFuture<byte[]>> due,
+            String server, Supplier<String> ended) {
         if (frameWitness.length > 0) {
             return new GrantWitness(statement, CompletableFuture.completedFuture(frameWitness));
         }
@@ -48,6 +54,13 @@ final class PendingProofs implements ProtoCodec.WitnessReader {
         if (f.isDone()) {
             // The proof came first: hand it over and forget it.
             pending.remove(key, f);
+        } else if (ended != null) {
+            // Registered after the connection's end swept the proofs due (it is told after it is marked ended, so one
+            // of the two sees the other).
+            String why = ended.get();
+            if (why != null && pending.remove(key, f)) {
+                f.completeExceptionally(endedError(server, why));
+            }
         }
         return new GrantWitness(statement, f);
     }
@@ -96,11 +109,14 @@ final class PendingProofs implements ProtoCodec.WitnessReader {
     void sessionEnded(String server, String why) {
         for (Map.Entry<ByteBuffer, CompletableFuture<byte[]>> e : pending.entrySet()) {
             if (pending.remove(e.getKey(), e.getValue()) && !e.getValue().isDone()) {
-                e.getValue().completeExceptionally(new IllegalStateException("the session with lease server " + server
-                        + " ended before the proof of this witness arrived (" + why + "); renew the lease to get a "
-                        + "new witness"));
+                e.getValue().completeExceptionally(endedError(server, why));
             }
         }
+    }
+
+    private static IllegalStateException endedError(String server, String why) {
+        return new IllegalStateException("the session with lease server " + server + " ended before the proof of this "
+                + "witness arrived (" + why + "); renew the lease to get a new witness");
     }
 
     /** How many proofs are due or waiting to be taken (tests). */

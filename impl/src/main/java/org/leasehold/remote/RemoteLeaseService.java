@@ -293,20 +293,19 @@ public final class RemoteLeaseService implements LeaseService {
             if (deadline != null) {
                 b.setDeadlineMicros(ProtoCodec.micros(deadline));
             }
-            SessionReply r = calls.call(p.endpoint(), p.lease().grants().get(0).name(), "upgrade",
-                    SessionRequest.newBuilder().setUpgrade(b), SessionReply.ResultCase.LEASE);
-            done.add(new Part(p.endpoint(), signedLease(p.endpoint(), p.lease().grants().get(0).name(), r)));
+            Lease answered = calls.callForLease(p.endpoint(), p.lease().grants().get(0).name(), "upgrade",
+                    SessionRequest.newBuilder().setUpgrade(b));
+            done.add(new Part(p.endpoint(), signedLease(p.endpoint(), answered)));
         }
         return leaseParts.merge(lease, parts, done);
     }
 
     /**
-     * The lease a renewal or upgrade answered with (on {@code name}'s connection, whose session reads its witnesses);
+     * The lease a renewal or upgrade answered with (its witnesses read on the connection it came on);
      * refused if the server stopped signing after this client pinned its keys ({@code SignedClock.unsigned}): the
      * lease stays held until its deadline, and the holder learns it now.
      */
-    private Lease signedLease(Endpoint e, String name, SessionReply r) throws LeaseException {
-        Lease l = ProtoCodec.lease(r.getLease(), calls.witnesses(e, name));
+    private Lease signedLease(Endpoint e, Lease l) throws LeaseException {
         LeaseException unsigned = e.signed.unsigned(l);
         if (unsigned != null) {
             throw unsigned;
@@ -346,9 +345,9 @@ public final class RemoteLeaseService implements LeaseService {
             if (holdUntil != null) {
                 b.setHoldInDoubtUntilMicros(ProtoCodec.micros(holdUntil));
             }
-            SessionReply r = calls.call(p.endpoint(), p.lease().grants().get(0).name(), "renewal",
-                    SessionRequest.newBuilder().setRenew(b), SessionReply.ResultCase.LEASE);
-            done.add(new Part(p.endpoint(), signedLease(p.endpoint(), p.lease().grants().get(0).name(), r)));
+            Lease answered = calls.callForLease(p.endpoint(), p.lease().grants().get(0).name(), "renewal",
+                    SessionRequest.newBuilder().setRenew(b));
+            done.add(new Part(p.endpoint(), signedLease(p.endpoint(), answered)));
         }
         return leaseParts.merge(lease, parts, done);
     }

@@ -48,14 +48,6 @@ final class SessionCalls {
     }
 
     /**
-     * How the witnesses of an answer from {@code e} on {@code name}'s connection are read ({@link
-     * SessionChannel#witnesses}): a caller blocking on a proof still due then gets it without the server's linger.
-     */
-    ProtoCodec.WitnessReader witnesses(Endpoint e, String name) throws LeaseException {
-        return session(e, name).witnesses();
-    }
-
-    /**
      * One server's acquisition, sent on its acquisition stream: the answer arrives when the server decides.
      * Cancelling the future withdraws the request; without an answer by the wait plus the call timeout (on the local
      * clock; not against a test clock) it fails as unavailable and is withdrawn.
@@ -149,13 +141,26 @@ final class SessionCalls {
      */
     SessionReply call(Endpoint e, String name, String what, SessionRequest.Builder request,
             SessionReply.ResultCase expected) throws LeaseException {
+        return answer(e, name, what, request, expected).reply();
+    }
+
+    /**
+     * {@link #call} for a request answered with a lease (renew, upgrade): the lease, its witnesses read on the
+     * connection the answer came on (their proofs, if still due, follow it there).
+     */
+    Lease callForLease(Endpoint e, String name, String what, SessionRequest.Builder request) throws LeaseException {
+        return answer(e, name, what, request, SessionReply.ResultCase.LEASE).lease();
+    }
+
+    private OpenRequests.Reply answer(Endpoint e, String name, String what, SessionRequest.Builder request,
+            SessionReply.ResultCase expected) throws LeaseException {
         long id = nextRequestId();
         SessionChannel session = session(e, name);
-        CompletableFuture<SessionReply> f = session.call(id, request);
+        CompletableFuture<OpenRequests.Reply> f = session.call(id, request);
         long timeoutMillis = callTimeout.toMillis();
-        SessionReply r;
+        OpenRequests.Reply answered;
         try {
-            r = f.get(timeoutMillis, TimeUnit.MILLISECONDS);
+            answered = f.get(timeoutMillis, TimeUnit.MILLISECONDS);
         } catch (ExecutionException ex) {
             if (ex.getCause() instanceof LeaseException le) {
                 throw le;
@@ -172,6 +177,7 @@ final class SessionCalls {
             throw new LeaseServiceUnavailableException(null, "interrupted while waiting for lease server " + e.address
                     + " to answer the " + what + "; it may or may not have taken effect", ex);
         }
+        SessionReply r = answered.reply();
         if (r.hasError()) {
             throw ProtoCodec.exception(r.getError(), e.address);
         }
@@ -180,6 +186,6 @@ final class SessionCalls {
                     + " where " + expected + " was due; is it a server of another release? Use matching client and "
                     + "server versions");
         }
-        return r;
+        return answered;
     }
 }

@@ -3,9 +3,7 @@ package org.leasehold.remote;
 import java.util.concurrent.CompletableFuture;
 
 import org.leasehold.lease.Lease;
-import org.leasehold.wire.ProtoCodec;
 import org.leasehold.wire.proto.AcquireRequest;
-import org.leasehold.wire.proto.SessionReply;
 import org.leasehold.wire.proto.SessionRequest;
 
 /**
@@ -34,14 +32,7 @@ interface SessionChannel {
      * thread waits for the future. It fails with {@link org.leasehold.lease.LeaseServiceUnavailableException} if the
      * session ends first (the request may or may not have taken effect).
      */
-    CompletableFuture<SessionReply> call(long requestId, SessionRequest.Builder request);
-
-    /**
-     * How the witnesses of this session's answers are read (a call's answer handed to the caller included): a proof
-     * still due is a future that hurries the server, and reads the connection where the transport needs it, when a
-     * caller blocks on it.
-     */
-    ProtoCodec.WitnessReader witnesses();
+    CompletableFuture<OpenRequests.Reply> call(long requestId, SessionRequest.Builder request);
 
     /** True on a thread of the transport's, which must not wait for an answer. */
     boolean onTransportThread();

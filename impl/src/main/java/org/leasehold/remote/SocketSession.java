@@ -111,18 +111,8 @@ final class SocketSession implements SessionChannel {
     }
 
     @Override
-    public CompletableFuture<SessionReply> call(long requestId, SessionRequest.Builder request) {
+    public CompletableFuture<OpenRequests.Reply> call(long requestId, SessionRequest.Builder request) {
         return send(requestId, requests.calls, request.setRequestId(requestId).setWantsSeals(true).build(), true);
-    }
-
-    @Override
-    public ProtoCodec.WitnessReader witnesses() {
-        Link l;
-        synchronized (this) {
-            l = current;
-        }
-        // No link: the answer's link has ended, and so have its proofs (PendingProofs.sessionEnded).
-        return l != null ? l.witnesses : endpoint.proofs;
     }
 
     @Override
@@ -397,9 +387,11 @@ final class SocketSession implements SessionChannel {
         private volatile long pingId;
         /**
          * The witnesses of the answers read here: a proof still due is a future whose caller, once it blocks, asks the
-         * server to sign now ({@link #hurry}) and reads this link until the proof arrives on it.
+         * server to sign now ({@link #hurry}) and reads this link until the proof arrives on it; once the link has
+         * ended, it fails at once (the proof would have come on it).
          */
-        final ProtoCodec.WitnessReader witnesses = endpoint.proofs.reader(() -> new DrivenFuture<>(this, this::hurry));
+        final ProtoCodec.WitnessReader witnesses = endpoint.proofs.reader(() -> new DrivenFuture<>(this, this::hurry),
+                endpoint.address, () -> ended ? failure.getMessage() : null);
 
         Link(Socket raw, Socket socket, OutputStream out, WireFrames.Reader in, int maxMessageBytes) {
             this.raw = raw;

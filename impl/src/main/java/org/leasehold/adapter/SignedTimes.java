@@ -25,6 +25,11 @@ import org.leasehold.time.TimeSource;
  * bound if that is less (so that a reused signed time is never what pushes a commit beyond the bound); then the next
  * commit asks for a new one (one signature: a waited-for time request is signed without the batch's linger). A
  * witness whose service signs no time, or answers with another service's, keeps the signed time of its grant only.
+ *
+ * <p>A witness whose own signed time is as recent as that (its grant, renewal or upgrade lies within the reuse period
+ * of this process's clock, as a transaction's upgrade at prepare does) needs nothing attached: the frame keeps it as
+ * it is, with no time asked for, no decoding and no re-encoding, and a frame witness about 30 % shorter. Nor is a signed
+ * time older than the witness's own attached: it would not change the frame's latest signed time.
  */
 final class SignedTimes {
     private static final System.Logger LOG = System.getLogger(SignedTimes.class.getName());
@@ -63,9 +68,14 @@ final class SignedTimes {
                 continue;
             }
             try {
-                FrameWitness fw = FrameWitness.decode(s.witness());
+                byte[] bytes = s.witness();
+                if (Math.abs(time.nowMicros() - FrameWitness.summarize(bytes).latestSignedTime()) < reuseMicros) {
+                    out.add(s);
+                    continue;
+                }
+                FrameWitness fw = FrameWitness.decode(bytes);
                 SignedTimeProof t = current(fw.witness().serviceId(), s.name());
-                if (t == null) {
+                if (t == null || t.time().midpoint() <= fw.latestSignedTime()) {
                     out.add(s);
                     continue;
                 }

@@ -329,6 +329,37 @@ class AdapterSigningTest {
     }
 
     /**
+     * A witness signed just before the write (a grant taken and written at once, as a transaction's upgrade at prepare
+     * is) is its frame's signed time: nothing is attached. A lease held half a second before it writes gets a signed
+     * time of the write attached, which the store and a verifier judge the timestamp by.
+     */
+    @Test
+    void aFreshWitnessIsItsFramesSignedTimeAndAnOlderOneGetsTheWritesAttached() throws Exception {
+        fx = new AdapterFixture("signed-time-fresh", mcf -> { });
+        transfer("account/1", "account/2");
+        try (LeaseConnection c = fx.connection()) {
+            c.acquire("account/3");
+            fx.time.advance(Duration.ofMillis(500));
+            c.append("held a while".getBytes(StandardCharsets.UTF_8));
+        }
+        List<Message> written = fx.messages();
+        assertEquals(2, written.size());
+        FrameWitness fresh = witness(written.get(0), 0);
+        assertEquals(null, fresh.time(), "nothing attached to a witness signed at the write: " + fresh);
+        assertEquals(fresh.witness().signedTime(), fresh.latestSignedTime());
+        FrameWitness held = witness(written.get(1), 0);
+        assertTrue(held.time() != null, "a signed time of the write attached: " + held);
+        assertTrue(held.latestSignedTime() - held.witness().signedTime() >= 400_000, held.toString());
+        for (Message m : written) {
+            long off = Math.abs(Micros.of(m.timestamp()) - witness(m, 0).latestSignedTime());
+            assertTrue(off < 200_000, m + " lies " + off + " µs from its signed time");
+        }
+        AuditVerifier v = new AuditVerifier(PublishedKeys.load(new NfsSafeFiles(), PublishedKeys.directory(fx.root)));
+        assertEquals(List.of(), v.check(fresh));
+        assertEquals(List.of(), v.check(held));
+    }
+
+    /**
      * With a bound of 100 ms the adapter asks for a new signed time 50 ms after the last (not 200 ms), so a commit
      * 150 ms after another is accepted, and every frame's timestamp lies within the bound of its signed time.
      */

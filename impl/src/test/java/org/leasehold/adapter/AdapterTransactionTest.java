@@ -857,13 +857,19 @@ class AdapterTransactionTest {
         return m.leases().stream().map(l -> l.name() + "@" + l.generation()).toList();
     }
 
-    /** Every lease of {@code m} carries the frame witness of its grant, with the signed time of the commit. */
+    /**
+     * Every lease of {@code m} carries the frame witness of its grant, with a signed time of the commit: its own if it
+     * is recent, else one attached (within the 200 ms a signed time is reused of the message's timestamp).
+     */
     private static void assertWitnesses(Message m) throws Exception {
         for (StampedLease l : m.leases()) {
             org.leasehold.audit.FrameWitness fw = org.leasehold.audit.FrameWitness.decode(l.witness());
             assertEquals(l.name(), fw.witness().name());
             assertEquals(l.generation(), fw.witness().generation());
-            assertTrue(fw.time() != null, "a signed time attached at the commit");
+            long off = Math.abs(org.leasehold.time.Micros.of(m.timestamp()) - fw.latestSignedTime());
+            assertTrue(off < SignedTimes.REUSE_MICROS, "a signed time of the commit: " + off + " µs off, " + fw);
+            assertEquals(fw.time() != null, fw.witness().signedTime() < fw.latestSignedTime(),
+                    "a signed time is attached only when it is later than the witness's own: " + fw);
         }
     }
 }

@@ -415,7 +415,7 @@ public final class BatchSigner implements AutoCloseable {
                 p.sink.failed(error);
             }
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-8002 what was to receive the proof of an audit statement "
+            LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-8003 what was to receive the proof of an audit statement "
                     + "of key " + key.id() + " failed", e);
         }
     }

@@ -35,14 +35,19 @@ import org.leasehold.config.Check;
  * @param trustCertificates  PEM file of the certificates that sign the members' server certificates (null: the JVM's)
  * @param clientCertificate  PEM file of this client's certificate for mutual TLS (null: none)
  * @param clientKey          PEM file of its PKCS#8 private key
+ * @param listNames          at most this many names the service lists at its start, so that its first acquisition of
+ *                           a name written earlier reads it rather than guessing it absent (a wrong guess costs etcd a
+ *                           failed transaction); 0 lists none; default and most {@value #LIST_NAMES_LIMIT}
  */
 public record EtcdConfig(List<URI> endpoints, String prefix, String serviceId, Duration maxLeaseDuration, Duration grace,
         Duration clockErrorBound, Duration quietPeriod, int maxNamesPerRequest, int historyPerName,
         int maxMetadataChars, int maxWaitersPerName, Duration callTimeout, Duration sessionTtl, String user,
-        String password, Path trustCertificates, Path clientCertificate, Path clientKey) {
+        String password, Path trustCertificates, Path clientCertificate, Path clientKey, int listNames) {
 
     /** The hard upper bound of {@link #maxNamesPerRequest}, as for the embedded engine. */
     public static final int NAMES_PER_REQUEST_LIMIT = 1_000;
+    /** The most names a service lists at its start ({@link #listNames}), and the default. */
+    public static final int LIST_NAMES_LIMIT = 1 << 20;
     /** The default key prefix. */
     public static final String DEFAULT_PREFIX = "leasehold/";
 
@@ -54,7 +59,7 @@ public record EtcdConfig(List<URI> endpoints, String prefix, String serviceId, D
     public static EtcdConfig defaults(List<URI> endpoints) {
         return new EtcdConfig(endpoints, DEFAULT_PREFIX, null, Duration.ofSeconds(10), Duration.ofSeconds(2),
                 Duration.ofMillis(500), Duration.ZERO, NAMES_PER_REQUEST_LIMIT, 16, 4_096, 10_000, Duration.ofSeconds(3),
-                Duration.ofSeconds(10), null, null, null, null, null);
+                Duration.ofSeconds(10), null, null, null, null, null, LIST_NAMES_LIMIT);
     }
 
     /**
@@ -62,7 +67,8 @@ public record EtcdConfig(List<URI> endpoints, String prefix, String serviceId, D
      * comma-separated {@code host:port} or URLs (plain {@code host:port} means {@code http://}, or {@code https://}
      * with {@code tls=true}); the options are {@code prefix}, {@code user}, {@code password}, {@code tls},
      * {@code trust}, {@code cert}, {@code key}, {@code maxLease}, {@code grace}, {@code clockError},
-     * {@code callTimeout}, {@code sessionTtl}, {@code serviceId} (durations as {@code 10s}, {@code 500ms}).
+     * {@code callTimeout}, {@code sessionTtl}, {@code serviceId}, {@code listNames} (durations as {@code 10s},
+     * {@code 500ms}).
      *
      * @throws IllegalArgumentException naming the part that is wrong
      */
@@ -103,6 +109,7 @@ public record EtcdConfig(List<URI> endpoints, String prefix, String serviceId, D
         Duration callTimeout = c.callTimeout();
         Duration sessionTtl = c.sessionTtl();
         String serviceId = null;
+        int listNames = c.listNames();
         for (String option : query.isEmpty() ? new String[0] : query.split("&")) {
             int eq = option.indexOf('=');
             if (eq <= 0) {
@@ -124,8 +131,11 @@ public record EtcdConfig(List<URI> endpoints, String prefix, String serviceId, D
                 case "callTimeout" -> callTimeout = Check.duration("etcd callTimeout", value);
                 case "sessionTtl" -> sessionTtl = Check.duration("etcd sessionTtl", value);
                 case "serviceId" -> serviceId = value;
+                case "listNames" -> listNames = Check.integer("etcd listNames", value, ": give how many names to "
+                        + "list at the start, 0 to " + LIST_NAMES_LIMIT + " (0: none)");
                 default -> throw Check.invalid("etcd option", name, "known options are prefix, user, password, tls, "
-                        + "trust, cert, key, maxLease, grace, clockError, callTimeout, sessionTtl, serviceId");
+                        + "trust, cert, key, maxLease, grace, clockError, callTimeout, sessionTtl, serviceId, "
+                        + "listNames");
             }
         }
         List<URI> endpoints = new ArrayList<>();
@@ -146,7 +156,7 @@ public record EtcdConfig(List<URI> endpoints, String prefix, String serviceId, D
         }
         return new EtcdConfig(endpoints, prefix, serviceId, maxLease, grace, clockError, c.quietPeriod(),
                 c.maxNamesPerRequest(), c.historyPerName(), c.maxMetadataChars(), c.maxWaitersPerName(), callTimeout,
-                sessionTtl, user, password, trust, cert, key).validate();
+                sessionTtl, user, password, trust, cert, key, listNames).validate();
     }
 
     /** Checks every setting; throws {@link IllegalArgumentException} naming the first one out of range. */
@@ -168,6 +178,7 @@ public record EtcdConfig(List<URI> endpoints, String prefix, String serviceId, D
         if (sessionTtl.compareTo(Duration.ofSeconds(2)) < 0) {
             throw Check.invalid("sessionTtl", sessionTtl, "at least 2 s (etcd counts leases in whole seconds)");
         }
+        Check.inRange("listNames", listNames, 0, LIST_NAMES_LIMIT, " (0 lists no names at the start)");
         if ((user == null) != (password == null)) {
             throw Check.invalid("etcd user", user, "give both user and password, or neither");
         }
@@ -180,37 +191,44 @@ public record EtcdConfig(List<URI> endpoints, String prefix, String serviceId, D
     public EtcdConfig withPrefix(String v) {
         return new EtcdConfig(endpoints, v, serviceId, maxLeaseDuration, grace, clockErrorBound, quietPeriod,
                 maxNamesPerRequest, historyPerName, maxMetadataChars, maxWaitersPerName, callTimeout, sessionTtl, user,
-                password, trustCertificates, clientCertificate, clientKey);
+                password, trustCertificates, clientCertificate, clientKey, listNames);
     }
 
     public EtcdConfig withTimes(Duration maxLease, Duration graceTime, Duration clockError, Duration quiet) {
         return new EtcdConfig(endpoints, prefix, serviceId, maxLease, graceTime, clockError, quiet, maxNamesPerRequest,
                 historyPerName, maxMetadataChars, maxWaitersPerName, callTimeout, sessionTtl, user, password,
-                trustCertificates, clientCertificate, clientKey);
+                trustCertificates, clientCertificate, clientKey, listNames);
     }
 
     public EtcdConfig withLimits(int historyEntries, int waitersPerName) {
         return new EtcdConfig(endpoints, prefix, serviceId, maxLeaseDuration, grace, clockErrorBound, quietPeriod,
                 maxNamesPerRequest, historyEntries, maxMetadataChars, waitersPerName, callTimeout, sessionTtl, user,
-                password, trustCertificates, clientCertificate, clientKey);
+                password, trustCertificates, clientCertificate, clientKey, listNames);
     }
 
     public EtcdConfig withCallTimeout(Duration v) {
         return new EtcdConfig(endpoints, prefix, serviceId, maxLeaseDuration, grace, clockErrorBound, quietPeriod,
                 maxNamesPerRequest, historyPerName, maxMetadataChars, maxWaitersPerName, v, sessionTtl, user, password,
-                trustCertificates, clientCertificate, clientKey);
+                trustCertificates, clientCertificate, clientKey, listNames);
     }
 
     public EtcdConfig withServiceId(String v) {
         return new EtcdConfig(endpoints, prefix, v, maxLeaseDuration, grace, clockErrorBound, quietPeriod,
                 maxNamesPerRequest, historyPerName, maxMetadataChars, maxWaitersPerName, callTimeout, sessionTtl, user,
-                password, trustCertificates, clientCertificate, clientKey);
+                password, trustCertificates, clientCertificate, clientKey, listNames);
+    }
+
+    public EtcdConfig withListNames(int v) {
+        return new EtcdConfig(endpoints, prefix, serviceId, maxLeaseDuration, grace, clockErrorBound, quietPeriod,
+                maxNamesPerRequest, historyPerName, maxMetadataChars, maxWaitersPerName, callTimeout, sessionTtl, user,
+                password, trustCertificates, clientCertificate, clientKey, v);
     }
 
     @Override
     public String toString() {
         return "EtcdConfig[endpoints=" + endpoints + ", prefix=" + prefix + ", user=" + user
                 + (password == null ? "" : ", password=***") + ", maxLease=" + maxLeaseDuration + ", grace=" + grace
-                + ", clockError=" + clockErrorBound + ", callTimeout=" + callTimeout + ", sessionTtl=" + sessionTtl + "]";
+                + ", clockError=" + clockErrorBound + ", callTimeout=" + callTimeout + ", sessionTtl=" + sessionTtl
+                + ", listNames=" + listNames + "]";
     }
 }

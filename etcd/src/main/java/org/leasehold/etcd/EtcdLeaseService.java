@@ -92,12 +92,13 @@ public final class EtcdLeaseService implements LeaseService {
     private static final long WATCH_RETRY_MICROS = 200_000;
     /** Most names whose records this service remembers (see {@link #written}). */
     private static final int WRITTEN_LIMIT = 16_384;
-    /** Bits of {@link #seen}: 4 Mi, 512 KiB. */
+    /**
+     * Bits of {@link #seen}: 4 Mi, 512 KiB; a listing at the start marks at most a quarter of them
+     * ({@link EtcdConfig#LIST_NAMES_LIMIT}), beyond which the bits would be mostly set.
+     */
     private static final int SEEN_BITS = 1 << 22;
     /** Names read per page when the service lists the names etcd has records of ({@link #scanNames}). */
     private static final int SCAN_PAGE = 10_000;
-    /** Most names the service lists at its start: a quarter of {@link #seen}'s bits, beyond which it is mostly set. */
-    private static final int SCAN_LIMIT = SEEN_BITS / 4;
     /** Slots of {@link #holderWaitSeen}: holders sharing one only cost a decision made again. */
     private static final int HOLDER_SLOTS = 1024;
 
@@ -240,7 +241,11 @@ public final class EtcdLeaseService implements LeaseService {
         });
         this.store = new EtcdStore(config);
         store.watch(this::changed, this::holderWaits, this::watchFailed);
-        later(() -> scanNames(null, 0));
+        if (config.listNames() > 0) {
+            later(() -> scanNames(null, 0));
+        } else {
+            scan.complete(0);
+        }
         this.openTimer = quiet > 0 ? time.schedule(availableFrom, () -> later(this::wakeAll)) : null;
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-7001 etcd lease service {0} started on {1} (prefix {2}, max lease "
                 + "{3}, grace {4}, clock error {5})", serviceId, config.endpoints(), config.prefix(),
@@ -1439,7 +1444,8 @@ public final class EtcdLeaseService implements LeaseService {
 
     /**
      * Marks the names etcd has records of as seen ({@link #seen}), a page at a time on the dispatcher, once the watch
-     * is asked for (a name written after it starts is reported by it), up to {@link #SCAN_LIMIT}: this service's first
+     * is asked for (a name written after it starts is reported by it), up to {@link EtcdConfig#listNames} (none if
+     * 0): this service's first
      * acquisition of a name another service wrote then reads it (a read, no write) rather than guessing it absent, a
      * guess that would fail its transaction, a Raft proposal and a disk sync in etcd all the same. Only a cost is at
      * stake: a name missed (beyond the limit, a page that could not be read, one written as the service started) is
@@ -1452,7 +1458,7 @@ public final class EtcdLeaseService implements LeaseService {
         }
         List<String> page;
         try {
-            page = store.recordNames(after, SCAN_PAGE);
+            page = store.recordNames(after, Math.min(SCAN_PAGE, config.listNames() - scanned));
         } catch (LeaseServiceUnavailableException e) {
             LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-7011 listing the names under prefix {0} stopped after {1}: "
                     + "{2}; names not listed are guessed absent until seen", config.prefix(), scanned, e.getMessage());
@@ -1463,7 +1469,7 @@ public final class EtcdLeaseService implements LeaseService {
             see(name);
         }
         int total = scanned + page.size();
-        if (page.size() == SCAN_PAGE && total < SCAN_LIMIT) {
+        if (page.size() == SCAN_PAGE && total < config.listNames()) {
             String last = page.get(page.size() - 1);
             later(() -> scanNames(last, total));
         } else {

@@ -29,6 +29,9 @@ class EtcdConfigTest {
         assertEquals(Duration.ofSeconds(20), c.sessionTtl());
         assertEquals(Duration.ofSeconds(5), c.maxLeaseDuration());
         assertEquals(Duration.ofMillis(100), c.clockErrorBound());
+        assertEquals(EtcdConfig.LIST_NAMES_LIMIT, c.listNames(), "by default the start lists up to 1 Mi names");
+        assertEquals(0, EtcdConfig.parse("etcd:10.0.0.1:2379?listNames=0").listNames());
+        assertEquals(5_000, EtcdConfig.parse("etcd:10.0.0.1:2379?listNames=5000").listNames());
         assertTrue(!c.toString().contains("s3cret"), "the password never shows: " + c);
         EtcdConfig tls = EtcdConfig.parse("etcd://a:1,b:2?tls=true&trust=/etc/ca.pem&cert=/etc/c.pem&key=/etc/k.pem");
         assertEquals(List.of(URI.create("https://a:1"), URI.create("https://b:2")), tls.endpoints());
@@ -45,6 +48,9 @@ class EtcdConfigTest {
         assertRefused("etcd:127.0.0.1:2379?sessionTtl=500ms", "at least 2 s");
         assertRefused("etcd:127.0.0.1:2379?maxLease=0s", "maxLeaseDuration");
         assertRefused("etcd:127.0.0.1?prefix=x/", "host:port");
+        assertRefused("etcd:127.0.0.1:2379?listNames=all", "etcd listNames 'all' is not an integer: give how many");
+        assertRefused("etcd:127.0.0.1:2379?listNames=-1", "use 0 to 1048576 (0 lists no names at the start)");
+        assertRefused("etcd:127.0.0.1:2379?listNames=2000000", "use 0 to 1048576");
     }
 
     private static void assertRefused(String spec, String words) {

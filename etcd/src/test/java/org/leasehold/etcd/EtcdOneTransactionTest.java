@@ -252,6 +252,21 @@ class EtcdOneTransactionTest {
             assertEquals(2, after[0] - before[0], "the grant and the release");
             assertEquals(2, proposals() - proposals);
         }
+        // Etcd now holds five names (old/0 to old/2, warm, new/0). A listing limited to two stops there; one turned off
+        // lists none, and its first acquisition of a name written earlier guesses it absent: the guess fails, costing
+        // a proposal, then the name is read and granted.
+        try (EtcdLeaseService two = new EtcdLeaseService(config(prefix, "two").withListNames(2), time)) {
+            assertEquals(2, two.namesListed().get(30, TimeUnit.SECONDS), "stopped at the limit");
+        }
+        try (EtcdLeaseService off = new EtcdLeaseService(config(prefix, "off").withListNames(0), time)) {
+            assertEquals(0, off.namesListed().get(30, TimeUnit.SECONDS), "nothing listed");
+            off.release(off.acquire(request("warm", "warm")), null, null);
+            double proposals = proposals();
+            Lease lease = off.acquire(request("app", "old/1"));
+            assertTrue(lease.grant("old/1").generation() > earlier, "a generation above the earlier service's");
+            assertEquals(2, proposals() - proposals, "the failed guess and the grant");
+            off.release(lease, null, null);
+        }
     }
 
     /** Waits until each service has listed the names etcd holds, which it does at its start. */

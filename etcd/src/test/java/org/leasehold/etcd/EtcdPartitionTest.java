@@ -56,7 +56,7 @@ class EtcdPartitionTest {
                         config.prefix(), "cut-off", config.maxLeaseDuration(), GRACE, CLOCK_ERROR, Duration.ZERO,
                         config.maxNamesPerRequest(), config.historyPerName(), config.maxMetadataChars(),
                         config.maxWaitersPerName(), config.callTimeout(), config.sessionTtl(), null, null, null, null,
-                        null), time);
+                        null, config.listNames()), time);
                 EtcdLeaseService direct = new EtcdLeaseService(config.withServiceId("direct"), time);
                 LeaseKeeper keeper = new LeaseKeeper(cutOff, time, () -> Duration.ZERO)) {
             Lease held = cutOff.acquire(LeaseRequest.builder(new HolderId("app-a", "tx-1"), "p/1").leaseFor(LEASE)

@@ -431,6 +431,38 @@ public final class EmbeddedLeaseService implements LeaseService {
         return lease;
     }
 
+    /**
+     * Counts the holder of {@code held} (a live lease of this service) as waiting for a lease, as if it had a request
+     * queued here, until the returned handle is run (once; more runs do nothing): it waits at another lease service
+     * this one cannot see (another lease server of a fleet, whose client says so). Wound-wait then treats it as a
+     * holder waiting here: an older request that waits for one of its tentative holdings breaks it now (a cycle of
+     * waits through the two services is possible), where it would otherwise wait for it until a wait ran out. Asking
+     * with the lease, not only the holder's identity, keeps a caller from marking holders it does not hold for.
+     *
+     * @throws LeaseException as {@link #upgrade} does for a lease that is not held (ended, another holder's, unknown)
+     */
+    public Runnable waitingElsewhere(Lease held) throws LeaseException {
+        int[] ls = stripes.of(held);
+        org.leasehold.lease.HolderId holder;
+        stripes.lockAll(ls);
+        try {
+            gate.ensureOpen();
+            holder = holders.find(held, time.nowMicros()).holder;
+        } finally {
+            stripes.unlockAll(ls);
+        }
+        List<String> spared = waits.started(holder);
+        if (spared != null) {
+            dispatch(spared);
+        }
+        java.util.concurrent.atomic.AtomicBoolean over = new java.util.concurrent.atomic.AtomicBoolean();
+        return () -> {
+            if (over.compareAndSet(false, true)) {
+                waits.finished(holder);
+            }
+        };
+    }
+
     /** How many holders wound-wait keeps an entry for (waiting, or spared on some name); for tests. */
     int woundWaitEntries() {
         return waits.size();

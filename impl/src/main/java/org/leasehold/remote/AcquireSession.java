@@ -65,6 +65,19 @@ final class AcquireSession implements SessionChannel {
      * none is open (the proof then comes with the batch, or fails with the stream's end). Tagged with a request id of
      * its own, so that a server of an earlier release, which answers it with an error, answers no request.
      */
+    @Override
+    public void oneWay(SessionRequest.Builder request) {
+        Stream s;
+        synchronized (this) {
+            s = closed ? null : current;
+        }
+        if (s == null || s.ended) {
+            return;
+        }
+        s.outbox.add(request.setRequestId(ids.getAsLong()).build());
+        s.flush();
+    }
+
     private void hurry() {
         Stream s;
         synchronized (this) {

@@ -134,7 +134,7 @@ public final class RemoteLeaseService implements LeaseService {
         this.routing = new Routing(cur, currentAddresses, prev, previousAddresses, migration);
         this.clocks = new ServerClocks(routing);
         this.unwanted = new UnwantedGrants(config.callTimeout());
-        this.calls = new SessionCalls(config.callTimeout(), local, unwanted);
+        this.calls = new SessionCalls(config.callTimeout(), local, unwanted, !routing.singleServer());
         this.leaseParts = new LeaseParts(routing, local, () -> closed);
         List<String> sorted = new ArrayList<>(currentAddresses);
         Collections.sort(sorted);
@@ -366,8 +366,13 @@ public final class RemoteLeaseService implements LeaseService {
                 b.setMetadata(metadata);
             }
             try {
-                SessionReply r = calls.call(p.endpoint(), p.lease().grants().get(0).name(), "release",
-                        SessionRequest.newBuilder().setRelease(b), SessionReply.ResultCase.ENDED_AT_MICROS);
+                SessionReply r;
+                try {
+                    r = calls.call(p.endpoint(), p.lease().grants().get(0).name(), "release",
+                            SessionRequest.newBuilder().setRelease(b), SessionReply.ResultCase.ENDED_AT_MICROS);
+                } finally {
+                    calls.released(p.endpoint(), p.lease());
+                }
                 Instant at = ProtoCodec.instant(r.getEndedAtMicros());
                 // The lease as a whole ended when its first part did (the others follow within this call).
                 ended = ended == null || at.isBefore(ended) ? at : ended;

@@ -30,13 +30,32 @@ final class SessionCalls {
     private final Duration callTimeout;
     private final TimeSource local;
     private final UnwantedGrants unwanted;
+    /** Where this client holds each holder's leases, for wound-wait across servers; null with one server. */
+    private final WaitsElsewhere elsewhere;
     private final long requestIdBase = new SecureRandom().nextLong() & 0xffff_ffff_0000_0000L;
     private final AtomicLong requestCounter = new AtomicLong();
 
-    SessionCalls(Duration callTimeout, TimeSource local, UnwantedGrants unwanted) {
+    SessionCalls(Duration callTimeout, TimeSource local, UnwantedGrants unwanted, boolean severalServers) {
         this.callTimeout = callTimeout;
         this.local = local;
         this.unwanted = unwanted;
+        this.elsewhere = severalServers ? new WaitsElsewhere(local) : null;
+    }
+
+    /** A part of a lease held on {@code e} was released through this client. */
+    void released(Endpoint e, Lease part) {
+        if (elsewhere != null) {
+            elsewhere.released(e, part);
+        }
+    }
+
+    /** The session of {@code name}'s connection to {@code e}, or null if it cannot be had now. */
+    private SessionChannel sessionOrNull(Endpoint e, String name) {
+        try {
+            return session(e, name);
+        } catch (LeaseException ex) {
+            return null;
+        }
     }
 
     private long nextRequestId() {
@@ -69,6 +88,13 @@ final class SessionCalls {
             return CompletableFuture.failedFuture(ex);
         }
         CompletableFuture<Lease> result = session.acquire(wire, callerWaits);
+        if (elsewhere != null) {
+            if (request.maxWait().compareTo(java.time.Duration.ZERO) > 0) {
+                // It may wait here: the other servers holding its holder's leases count it as waiting meanwhile.
+                elsewhere.waiting(request.holder(), e, result, this::sessionOrNull);
+            }
+            result.thenAccept(lease -> elsewhere.granted(e, lease));
+        }
         if (timeoutMillis > 0 && !result.isDone()) {
             TimeSource.Timer timer = local.schedule(Micros.plus(local.nowMicros(), timeoutMillis * 1_000L), () -> {
                 if (result.completeExceptionally(new LeaseServiceUnavailableException(null, "lease server " + e.address

@@ -34,6 +34,12 @@ interface SessionChannel {
      */
     CompletableFuture<OpenRequests.Reply> call(long requestId, SessionRequest.Builder request);
 
+    /**
+     * Sends a one-way request (no answer; tagged with a request id of its own, so that a server of an earlier release,
+     * which answers it with an error, answers no request) on the current connection; nothing if there is none.
+     */
+    void oneWay(SessionRequest.Builder request);
+
     /** True on a thread of the transport's, which must not wait for an answer. */
     boolean onTransportThread();
 

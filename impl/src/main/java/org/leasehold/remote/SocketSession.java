@@ -116,6 +116,17 @@ final class SocketSession implements SessionChannel {
     }
 
     @Override
+    public void oneWay(SessionRequest.Builder request) {
+        Link l;
+        synchronized (this) {
+            l = current;
+        }
+        if (l != null) {
+            l.send(request.setRequestId(ids.getAsLong()).build());
+        }
+    }
+
+    @Override
     public boolean onTransportThread() {
         Link l;
         synchronized (this) {
@@ -419,11 +430,16 @@ final class SocketSession implements SessionChannel {
          * earlier release, which answers it with an error, answers no request (an error for id 0 would end the link).
          */
         void hurry() {
+            send(SessionRequest.newBuilder().setRequestId(ids.getAsLong()).setHurry(HurryRequest.getDefaultInstance())
+                    .build());
+        }
+
+        /** Queues a one-way request on this link and sends it (nothing once the link has ended). */
+        void send(SessionRequest request) {
             if (ended) {
                 return;
             }
-            outbox.add(SessionRequest.newBuilder().setRequestId(ids.getAsLong())
-                    .setHurry(HurryRequest.getDefaultInstance()).build());
+            outbox.add(request);
             flush();
         }
 

@@ -203,6 +203,44 @@ class EmbeddedEngineTest {
         assertEquals(Ending.BROKEN, got.grant("x/b").predecessor().ending());
     }
 
+    /**
+     * A holder said to wait at another service counts as waiting here: the older request that waits for its tentative
+     * holding breaks it then (a cycle through the two services is possible), and not before; once its wait there has
+     * ended, it is spared again.
+     */
+    @Test
+    void aHolderWaitingAtAnotherServiceIsBrokenForAnOlderRequestWaitingHere() throws Exception {
+        Instant t0 = time.now();
+        Lease young = engine.acquire(LeaseRequest.builder(B, "far/1").tentative().startedAt(t0.plusSeconds(1))
+                .build());
+        CompletableFuture<Lease> old = engine.acquireAsync(LeaseRequest.builder(A, "far/1").tentative()
+                .startedAt(t0).waitFor(Duration.ofSeconds(30)).build());
+        assertFalse(old.isDone(), "the younger holder waits for nothing here: the older request waits for it");
+        Lease other = engine.acquire(LeaseRequest.builder(C, "far/other").tentative().startedAt(t0).build());
+        assertThrows(org.leasehold.lease.StaleLeaseException.class, () -> engine.waitingElsewhere(
+                new Lease(B, other.mode(), other.kind(), other.grantedAt(), other.deadline(), other.grants())),
+                "only with a lease its holder holds");
+        assertFalse(old.isDone());
+        Runnable over = engine.waitingElsewhere(young);
+        Lease taken = old.get(5, TimeUnit.SECONDS);
+        assertEquals(Ending.BROKEN, taken.grant("far/1").predecessor().ending());
+        assertThrows(org.leasehold.lease.LeaseBrokenException.class, () -> engine.upgrade(young, null));
+        over.run();
+        over.run();
+        assertEquals(0, engine.woundWaitEntries(), "the wait elsewhere ended once, and nothing is left of it");
+
+        // Ended: the holder waits for nothing again, and an older request waits for it.
+        Lease again = engine.acquire(LeaseRequest.builder(B, "far/2").tentative().startedAt(t0.plusSeconds(1))
+                .build());
+        CompletableFuture<Lease> older = engine.acquireAsync(LeaseRequest.builder(C, "far/2").tentative()
+                .startedAt(t0).waitFor(Duration.ofSeconds(30)).build());
+        assertFalse(older.isDone());
+        engine.release(engine.upgrade(again, null), null, null);
+        assertEquals(Ending.RELINQUISHED, older.get(5, TimeUnit.SECONDS).grant("far/2").predecessor().ending());
+        engine.release(taken, null, null);
+        engine.release(other, null, null);
+    }
+
     @Test
     void reTakingOneNameEndsTheWholeOldLease() throws Exception {
         engine.acquire(LeaseRequest.builder(A, "y/a", "y/b").build());

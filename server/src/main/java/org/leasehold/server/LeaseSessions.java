@@ -1,5 +1,8 @@
 package org.leasehold.server;
 
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -12,6 +15,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.leasehold.audit.BatchSigner;
+import org.leasehold.engine.EmbeddedLeaseService;
+import org.leasehold.lease.HolderId;
 import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseBusyException;
@@ -34,6 +39,7 @@ import org.leasehold.wire.proto.SessionRequest;
 import org.leasehold.wire.proto.SessionRequests;
 import org.leasehold.wire.proto.TimeRequest;
 import org.leasehold.wire.proto.UpgradeRequest;
+import org.leasehold.wire.proto.WaitsElsewhereRequest;
 
 /**
  * The session stream of both transports: one client's lease requests handled in order, its waiting acquisitions kept
@@ -43,6 +49,11 @@ import org.leasehold.wire.proto.UpgradeRequest;
  */
 final class LeaseSessions {
     private static final System.Logger LOG = System.getLogger(LeaseSessions.class.getName());
+    /**
+     * Most waits at other servers one session may have counted here at once: a client has one per holder that waits
+     * with a lease here, so more is a client that never says the waits ended; the rest are ignored.
+     */
+    static final int MAX_WAITS_ELSEWHERE = 4_096;
 
     private final LeaseAccess access;
     private final LeaseCalls calls;
@@ -156,6 +167,7 @@ final class LeaseSessions {
             case KEYS -> session.send(SessionReply.newBuilder().setRequestId(r.getRequestId())
                     .setKeys(signatures.keys()).build());
             case HURRY -> signatures.hurry();
+            case WAITS_ELSEWHERE -> session.waitsElsewhere(r.getWaitsElsewhere());
             default -> session.send(SessionReply.newBuilder().setRequestId(r.getRequestId())
                     .setError(ProtoCodec.error(RequestChecks.unknownRequest(r))).build());
         }
@@ -192,6 +204,13 @@ final class LeaseSessions {
         /** {@link #flushSeals}, made once. */
         private final Runnable sealsFlushTask = this::flushSeals;
         private volatile boolean ended;
+        /**
+         * What ends each wait at another server this session said a holder has (a {@code WaitsElsewhereRequest}),
+         * by holder; run at its end or the session's. Guarded by this.
+         */
+        private final Map<HolderId, ArrayDeque<Runnable>> elsewhere = new HashMap<>();
+        /** How many runnables {@link #elsewhere} holds (guarded by this). */
+        private int waitsElsewhere;
 
         Session(Outlet call, String principal, CallGate.Connection conn) {
             this.call = call;
@@ -260,14 +279,19 @@ final class LeaseSessions {
             }
         }
 
-        /** The stream ended (closed, cancelled or lost): withdraw every waiting request. */
+        /** The stream ended (closed, cancelled or lost): withdraw every waiting request, end its waits elsewhere. */
         void end() {
+            List<Runnable> waitsOver = new ArrayList<>();
             synchronized (this) {
                 if (ended) {
                     return;
                 }
                 ended = true;
+                elsewhere.values().forEach(waitsOver::addAll);
+                elsewhere.clear();
+                waitsElsewhere = 0;
             }
+            waitsOver.forEach(Runnable::run);
             for (CompletableFuture<Lease> f : waitingById.values()) {
                 f.cancel(false);
             }
@@ -283,6 +307,59 @@ final class LeaseSessions {
         void error(long id, String op, LeaseException e, long start) {
             send(SessionReply.newBuilder().setRequestId(id).setError(ProtoCodec.error(e)).build());
             calls.done(op, LeaseCalls.outcome(e), start);
+        }
+
+        /**
+         * The holder of the lease {@code req} names waits at another server (or no longer does): counted as waiting
+         * here for wound-wait until then. Nothing on an etcd backend (its fronts see every wait in etcd); a lease not
+         * held, or not this principal's, is ignored (one-way: nobody to answer).
+         */
+        void waitsElsewhere(WaitsElsewhereRequest req) {
+            EmbeddedLeaseService engine = calls.holder().embedded();
+            if (engine == null) {
+                return;
+            }
+            try {
+                Held held = access.held(principal, req.getHeld(), "count as waiting the holder of");
+                HolderId holder = held.lease().holder();
+                if (req.getWaiting()) {
+                    synchronized (this) {
+                        if (waitsElsewhere >= MAX_WAITS_ELSEWHERE) {
+                            LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2112 a holder said to wait at another server "
+                                    + "was not counted as waiting here: the session has " + MAX_WAITS_ELSEWHERE
+                                    + " such waits already");
+                            return;
+                        }
+                    }
+                    Runnable over = engine.waitingElsewhere(held.lease());
+                    synchronized (this) {
+                        if (!ended) {
+                            waitsElsewhere++;
+                            elsewhere.computeIfAbsent(holder, k -> new ArrayDeque<>(1)).add(over);
+                            return;
+                        }
+                    }
+                    over.run();
+                } else {
+                    Runnable over;
+                    synchronized (this) {
+                        ArrayDeque<Runnable> q = elsewhere.get(holder);
+                        over = q == null ? null : q.poll();
+                        if (over != null) {
+                            waitsElsewhere--;
+                        }
+                        if (q != null && q.isEmpty()) {
+                            elsewhere.remove(holder);
+                        }
+                    }
+                    if (over != null) {
+                        over.run();
+                    }
+                }
+            } catch (LeaseException e) {
+                LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2112 a holder said to wait at another server was not "
+                        + "counted as waiting here: {0}", e.getMessage());
+            }
         }
 
         void release(long id, ReleaseRequest req) {

@@ -296,7 +296,7 @@ class AccessChecksTest {
         LeaseAccess access = access(acl("* public/* lease"), owners);
         // The first grant is mallory's own; the second is billing's: the loop must reach it.
         LeaseRef forged = ProtoCodec.ref(lease("public/a", 1L, "public/b", 7L));
-        for (String op : List.of("renew", "upgrade")) {
+        for (String op : List.of("renew", "upgrade", "count as waiting the holder of")) {
             LeasePermissionDeniedException e = assertThrows(LeasePermissionDeniedException.class,
                     () -> access.held("mallory", forged, op));
             assertEquals("mallory", e.principal());

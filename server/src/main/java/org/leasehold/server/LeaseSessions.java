@@ -325,7 +325,7 @@ final class LeaseSessions {
                 if (req.getWaiting()) {
                     synchronized (this) {
                         if (waitsElsewhere >= MAX_WAITS_ELSEWHERE) {
-                            LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2112 a holder said to wait at another server "
+                            LOG.log(System.Logger.Level.DEBUG, "LEASEHOLD-2113 a holder said to wait at another server "
                                     + "was not counted as waiting here: the session has " + MAX_WAITS_ELSEWHERE
                                     + " such waits already");
                             return;

@@ -119,8 +119,15 @@ class MultiProcessContentionTest {
         assertEquals(CLIENTS * THREADS * TRANSACTIONS, totals.get("transactions"), summary);
         assertEquals(totals.get("transactions"), totals.get("committed") + totals.get("gaveUp"), summary);
         assertTrue(totals.get("gaveUp") * 10 <= totals.get("transactions"), "wound-wait lets transactions through: " + summary);
-        for (String exercised : List.of("shared", "exclusive", "twoNames", "upgraded", "broken", "waited", "renewed",
-                "paused", "releases", "expired", "secondLeases")) {
+        List<String> exercisedKinds = new ArrayList<>(List.of("shared", "exclusive", "twoNames", "upgraded", "waited",
+                "renewed", "paused", "releases", "expired", "secondLeases"));
+        if (servers.size() == 1) {
+            // Breaks need an older request to meet a younger tentative holder waiting for its second lease on the same
+            // server: with the names spread over two servers there is half the contention on each, and a run breaks
+            // 0 to 4 leases (a run of one server, some 8 to 14), so only the one-server run must show one.
+            exercisedKinds.add("broken");
+        }
+        for (String exercised : exercisedKinds) {
             assertTrue(totals.get(exercised) > 0, "the run exercised " + exercised + ": " + summary);
         }
         for (ServerProcess s : servers) {

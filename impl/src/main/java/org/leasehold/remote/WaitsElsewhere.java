@@ -33,7 +33,7 @@ import org.leasehold.wire.proto.WaitsElsewhereRequest;
  */
 final class WaitsElsewhere {
     private static final long KEEP_AFTER_DEADLINE_MICROS = 60_000_000L;
-    /** Holders kept before every entry is swept for ended leases. */
+    /** Holders kept before every entry is first swept for ended leases. */
     private static final int SWEEP_ABOVE = 4_096;
 
     /** One lease part held on one server. */
@@ -42,6 +42,11 @@ final class WaitsElsewhere {
 
     private final Map<HolderId, List<Held>> held = new ConcurrentHashMap<>();
     private final TimeSource local;
+    /**
+     * How many holders trigger the next sweep of every entry: twice what the last sweep left (at least
+     * {@link #SWEEP_ABOVE}), so that a client holding many leases at once sweeps now and then, not at every grant.
+     */
+    private volatile int sweepAbove = SWEEP_ABOVE;
 
     WaitsElsewhere(TimeSource local) {
         this.local = local;
@@ -50,7 +55,7 @@ final class WaitsElsewhere {
     /** {@code lease} (a part, as {@code e} granted it) is held now. */
     void granted(Endpoint e, Lease lease) {
         long now = local.nowMicros();
-        if (held.size() > SWEEP_ABOVE) {
+        if (held.size() > sweepAbove) {
             for (HolderId h : held.keySet()) {
                 held.computeIfPresent(h, (k, list) -> {
                     synchronized (list) {
@@ -59,6 +64,7 @@ final class WaitsElsewhere {
                     }
                 });
             }
+            sweepAbove = Math.max(SWEEP_ABOVE, 2 * held.size());
         }
         held.compute(lease.holder(), (h, list) -> {
             List<Held> out = list == null ? new ArrayList<>(2) : list;

@@ -5,7 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
-import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 
 
 import org.leasehold.lease.CorrelationId;
@@ -380,18 +380,14 @@ public final class ProtoCodec {
                 .setPredecessor(pb);
         GrantWitness w = g.witness();
         if (w != null) {
-            b.setWitness(ByteString.copyFrom(w.statement()));
-            byte[] sealed = sealedNow(w);
+            // Both are copies made for this call, so the message may wrap them rather than copy them again.
+            b.setWitness(UnsafeByteOperations.unsafeWrap(w.statement()));
+            byte[] sealed = w.sealedNow();
             if (sealed != null) {
-                b.setFrameWitness(ByteString.copyFrom(sealed));
+                b.setFrameWitness(UnsafeByteOperations.unsafeWrap(sealed));
             }
         }
         return b.build();
-    }
-
-    /** The frame witness of {@code w} if its batch is signed already, else null (also when signing failed). */
-    public static byte[] sealedNow(GrantWitness w) {
-        return w.sealedNow();
     }
 
     private static LeaseGrant grant(org.leasehold.wire.proto.Grant g) {

@@ -171,4 +171,16 @@ runner_pid=$!
 status=0
 wait "$runner_pid" || status=$?
 runner_pid=""
+
+# 4. The disk's own sync latency, right after the runs, on the file system of the bag store and the cluster: with one
+# client nothing that commits durably can take less than the floor's transaction plus one such sync (BENCHMARKS.md,
+# "What one client can reach"). PostgreSQL's own tool, 2 s per method; its test file is removed.
+echo
+echo "The disk's sync latency after the runs (pg_test_fsync -s 2, one 8 kB write; a file in $work):"
+if "$pg_bin/pg_test_fsync" -s 2 -f "$work/pg_test_fsync.out" >"$work/pg_test_fsync.log" 2>&1; then
+    sed -n '/one 8kB write/,/^$/p' "$work/pg_test_fsync.log" | grep -E '^[[:space:]]+(open_datasync|fdatasync|fsync|open_sync) ' || true
+else
+    echo "pg_test_fsync failed (see $work/pg_test_fsync.log); the figures above stand without it" >&2
+fi
+rm -f "$work/pg_test_fsync.out"
 exit "$status"

@@ -99,7 +99,7 @@ public final class ContentionClientMain implements Callable<Integer> {
     public Integer call() throws Exception {
         for (String c : List.of("transactions", "committed", "gaveUp", "grants", "shared", "exclusive", "twoNames",
                 "tentative", "upgraded", "broken", "busy", "waited", "renewed", "paused", "releases", "expired",
-                "secondLeases", "errors")) {
+                "secondLeases", "crossServer", "errors")) {
             counts.put(c, new AtomicInteger());
         }
         Files.createDirectories(out.toAbsolutePath().getParent());
@@ -191,11 +191,15 @@ public final class ContentionClientMain implements Callable<Integer> {
                     counts.get("tentative").incrementAndGet();
                     // The rest of the transaction's work, during which older requests may queue for its names.
                     Thread.sleep(40 + rnd.nextInt(200));
-                    // Half ask for a second lease on the same server, and may wait for it: the server breaks a
-                    // younger tentative lease for an older request only while its holder waits there (a holder that
-                    // waits for nothing cannot be in a cycle of waits).
-                    String other = group.get(rnd.nextInt(group.size()));
+                    // Half ask for a second lease, on any server, and may wait for it: a server breaks a younger
+                    // tentative lease for an older request only while its holder waits (a holder that waits for
+                    // nothing cannot be in a cycle of waits), there or, told by the client, at another server.
+                    List<String> anyServer = byServer.get(rnd.nextInt(byServer.size()));
+                    String other = anyServer.get(rnd.nextInt(anyServer.size()));
                     if (rnd.nextBoolean() && !want.contains(other)) {
+                        if (anyServer != group) {
+                            counts.get("crossServer").incrementAndGet();
+                        }
                         try {
                             second = leases.acquire(LeaseRequest.builder(holder, other).tentative().startedAt(startedAt)
                                     .leaseFor(Duration.ofMillis(300 + rnd.nextInt(500)))

@@ -18,7 +18,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.ReentrantLock;
@@ -89,7 +91,10 @@ public final class EtcdLeaseService implements LeaseService {
     public static final Duration MAX_IN_DOUBT_HOLD = Duration.ofDays(1);
     private static final long NONE = Long.MIN_VALUE;
     private static final int MAX_ROUNDS = 10_000;
+    /** How long (of service time) a queued request that etcd did not answer waits before it is decided again. */
     private static final long WATCH_RETRY_MICROS = 200_000;
+    /** How long (of real time) a watch that failed again waits before it is started again. */
+    private static final long WATCH_RETRY_MILLIS = 200;
     /** Most names whose records this service remembers (see {@link #written}). */
     private static final int WRITTEN_LIMIT = 16_384;
     /**
@@ -115,6 +120,8 @@ public final class EtcdLeaseService implements LeaseService {
     private final long availableFrom;
     private final long initialFloor;
     private final ExecutorService dispatcher;
+    /** Watch failures since a watch last delivered a change ({@link #watchFailed}). */
+    private final AtomicInteger watchFailuresInARow = new AtomicInteger();
     private final Map<String, Set<Pending>> waiting = new ConcurrentHashMap<>();
     private final Set<Pending> allWaiting = ConcurrentHashMap.newKeySet();
     /**
@@ -713,6 +720,9 @@ public final class EtcdLeaseService implements LeaseService {
     }
 
     private void changed(String name, long revision) {
+        if (watchFailuresInARow.get() != 0) {
+            watchFailuresInARow.set(0);
+        }
         see(name);
         written.computeIfPresent(name, (k, w) -> w.revision() >= revision ? w : new Written(null, revision, false));
         wakeHead(name);
@@ -766,15 +776,27 @@ public final class EtcdLeaseService implements LeaseService {
         }
     }
 
-    /** The watch failed: watch again a little later (of this service's time), and decide every queued request. */
+    /**
+     * The watch failed: watch again and decide every queued request again (it reads what etcd holds now, so no change
+     * is missed). The first failure in a row is answered at once; each further one {@link #WATCH_RETRY_MILLIS} of real
+     * time after the last (a member down, the network cut). Real time, not this service's: pacing calls to etcd is no
+     * lease rule, and a service clock that stands still or steps back must not leave the service without a watch.
+     */
     private void watchFailed() {
         if (closed) {
             return;
         }
-        time.schedule(Micros.plus(time.nowMicros(), WATCH_RETRY_MICROS), () -> later(() -> {
-            store.watch(this::changed, this::holderWaits, this::watchFailed);
-            wakeAll();
-        }));
+        Runnable again = () -> {
+            if (!closed) {
+                store.watch(this::changed, this::holderWaits, this::watchFailed);
+                wakeAll();
+            }
+        };
+        if (watchFailuresInARow.getAndIncrement() == 0) {
+            later(again);
+        } else {
+            CompletableFuture.delayedExecutor(WATCH_RETRY_MILLIS, TimeUnit.MILLISECONDS, this::later).execute(again);
+        }
     }
 
     private void wakeAll() {

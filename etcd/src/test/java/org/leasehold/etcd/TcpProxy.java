@@ -15,7 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * A TCP relay on 127.0.0.1 (a port chosen at run time) to one etcd member, that a test can cut and heal: the network
  * between one client and etcd. {@link #cut} closes every relayed connection and, until {@link #heal}, closes each new
  * one as soon as it is accepted, so the client behind the relay sees etcd vanish while other clients, connected
- * directly, go on.
+ * directly, go on; {@link #drop} closes the relayed connections once (a blip).
  */
 final class TcpProxy implements AutoCloseable {
     private final ServerSocket server;
@@ -42,6 +42,13 @@ final class TcpProxy implements AutoCloseable {
     /** Cuts the client off: every relayed connection is closed, and new ones are closed at once. */
     void cut() {
         cut = true;
+        for (Socket s : open) {
+            closeQuietly(s);
+        }
+    }
+
+    /** Closes every relayed connection once and goes on relaying new ones: a blip the client reconnects after. */
+    void drop() {
         for (Socket s : open) {
             closeQuietly(s);
         }

@@ -23,8 +23,9 @@ import org.leasehold.time.ManualTimeSource;
  * moves after the start, the waiting service's connection to etcd drops once (a blip of the network, its watch
  * fails), and its queued request must still be granted when the holder releases. Before, the new watch was started
  * 200 ms of service time later, so a service on a clock that stood still (or had stepped back) kept no watch, and a
- * queued request waited for a change it would never see; a watch refused once at a service's start (an auth token
- * etcd did not take yet) left {@code EtcdSecuredTest} waiting that way.
+ * queued request waited for a change it would never see; a watch etcd refused once at a service's start (jetcd's
+ * "failed to create watch id", which it reports for a watch etcd cancels as it creates it, as for an auth token it
+ * does not accept) left {@code EtcdSecuredTest} waiting that way in one CI run.
  */
 class EtcdWatchRetryTest {
     private static final Duration LONG = Duration.ofMinutes(10);

@@ -102,7 +102,18 @@ final class LeaseSessions {
     /** A session as its transport drives it. */
     interface SessionHandle {
         /** Handles a batch of requests in order; their answers go out together at its end. */
-        void handle(SessionRequests batch);
+        default void handle(SessionRequests batch) {
+            handle(batch, false);
+        }
+
+        /**
+         * Handles a batch of requests in order. With {@code more}, the transport already holds the next batch and hands
+         * it over at once: the answers wait for the end of that one, so that one write carries both batches' answers.
+         */
+        void handle(SessionRequests batch, boolean more);
+
+        /** Sends the answers a batch handled with {@code more} left waiting, when no batch follows it after all. */
+        void flush();
 
         /** The stream ended (closed, cancelled or lost): every waiting request is withdrawn. */
         void end();
@@ -116,18 +127,29 @@ final class LeaseSessions {
         Session session = new Session(out, principal, conn);
         return new SessionHandle() {
             @Override
-            public void handle(SessionRequests batch) {
+            public void handle(SessionRequests batch, boolean more) {
                 // The answers to a batch go out together when it has been handled (grants made meanwhile for this
-                // session's waiting requests, by other sessions' releases, join them).
+                // session's waiting requests, by other sessions' releases, join them), or with the next batch's when
+                // that one is already here.
                 session.batching = true;
+                boolean handled = false;
                 try {
                     for (SessionRequest r : batch.getRequestsList()) {
                         LeaseSessions.this.handle(session, r);
                     }
+                    handled = true;
                 } finally {
-                    session.batching = false;
-                    session.flush();
+                    if (!more || !handled) {
+                        session.batching = false;
+                        session.flush();
+                    }
                 }
+            }
+
+            @Override
+            public void flush() {
+                session.batching = false;
+                session.flush();
             }
 
             @Override

@@ -50,11 +50,13 @@ final class ServerMetrics {
             .help("Calls refused before reaching the lease engine, by reason").labelNames("reason").register(registry);
     final Counter spinWaits = Counter.builder().name("leasehold_socket_spin_waits_total")
             .help("Active waits of socket-transport connection threads for the next request (--socket-spin-wait), by "
-                    + "outcome: hit (it came while waiting), miss (the wait ended and the thread blocked)")
+                    + "outcome: hit (it came while waiting), miss (the wait ended and the thread blocked), busy (no wait: the "
+                    + "last read brought several requests' frames, so the thread blocked at once)")
             .labelNames("outcome").register(registry);
     /** The data points of {@link #spinWaits}, looked up once. */
     final CounterDataPoint spinHits = spinWaits.labelValues("hit");
     final CounterDataPoint spinMisses = spinWaits.labelValues("miss");
+    final CounterDataPoint spinSkips = spinWaits.labelValues("busy");
     final Gauge quiet = Gauge.builder().name("leasehold_quiet_period")
             .help("1 while the server grants nothing after its start (quiet period), else 0").register(registry);
 

@@ -282,13 +282,18 @@ final class SocketTransport implements AutoCloseable {
                 lastReadNanos = System.nanoTime();
                 welcomed = true;
                 InputStream rawIn = raw.getInputStream();
+                int framesSinceWait = 0;
                 while (true) {
                     if (!in.hasFrame()) {
-                        awaitRequest(rawIn);
+                        awaitRequest(rawIn, framesSinceWait);
+                        framesSinceWait = 0;
                     }
                     SessionRequests batch = in.next(SessionRequests.parser(), "SessionRequests");
+                    framesSinceWait++;
                     lastReadNanos = System.nanoTime();
-                    session.handle(batch);
+                    // Frames the last read brought in beside this one are handled before the answers are written:
+                    // one write for all of them.
+                    session.handle(batch, in.hasFrame());
                 }
             } catch (WireFrames.BadFrameException e) {
                 metrics.refused.labelValues(e.fault()).inc();
@@ -296,6 +301,7 @@ final class SocketTransport implements AutoCloseable {
                         id, remote, e.getMessage());
                 String limit = e.fault().equals("too_large") ? " (the server's --max-message-bytes)" : "";
                 if (session != null) {
+                    session.flush(); // the answers to the frames before it
                     tellAndClose(session, "this connection sent a bad frame and is closed: " + e.getMessage() + limit);
                 } else {
                     welcomeError(invalid("the first frame must be a SocketHello: " + e.getMessage() + limit));
@@ -321,10 +327,16 @@ final class SocketTransport implements AutoCloseable {
         /**
          * Before a read that would block: waits actively for the next request for up to the spin wait, if fewer than
          * {@link #maxSpinning} connection threads are doing so (so that a quiet server's core does not fall asleep
-         * between a client's calls), and counts the outcome.
+         * between a client's calls), and counts the outcome. Not after a read that brought several frames
+         * ({@code frames}): the client's threads are calling faster than one is answered, so the cores have work, and
+         * a thread that blocks lets the next requests gather for one read and one write of their answers.
          */
-        private void awaitRequest(InputStream rawIn) throws IOException {
+        private void awaitRequest(InputStream rawIn, int frames) throws IOException {
             if (!spin.enabled()) {
+                return;
+            }
+            if (frames > 1) {
+                metrics.spinSkips.inc();
                 return;
             }
             if (spinning.incrementAndGet() > maxSpinning) {

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -1064,6 +1065,47 @@ class SocketTransportTest {
         }
         assertEquals(0, spinWaits("hit") + spinWaits("miss"), "no active wait with --socket-spin-wait 0");
         assertEquals(20, metric("leasehold_ops_total{op=\"acquire\",outcome=\"granted\"}"), "every call served");
+    }
+
+    @Test
+    void framesThatArriveTogetherAreAnsweredInOneFrameAndTheThreadThenBlocksWithoutWaitingActively() throws Exception {
+        start(base().withSocket(ServerConfig.SocketSettings.loopback()));
+        double busy = spinWaits("busy");
+        try (Raw r = raw()) {
+            r.helloOk(null);
+            // Three frames in one write, as several client threads' requests arrive while the server is busy: one read
+            // brings them all, and their answers go out together when the last has been handled.
+            ByteArrayOutputStream three = new ByteArrayOutputStream();
+            three.write(WireFrames.encode(batch(echo(1, ByteString.copyFromUtf8("one")))));
+            three.write(WireFrames.encode(batch(echo(2, ByteString.copyFromUtf8("two")))));
+            three.write(WireFrames.encode(batch(acquire(3, "raw", "together/a", Duration.ZERO))));
+            r.write(three.toByteArray());
+            SessionReplies answers = r.in.next(SessionReplies.parser(), "SessionReplies");
+            assertEquals(List.of(1L, 2L, 3L), answers.getRepliesList().stream().map(SessionReply::getRequestId).toList(),
+                    "the three frames' answers in one frame, in order: " + answers);
+            assertEquals("two", answers.getReplies(1).getEcho().toStringUtf8());
+            assertTrue(answers.getReplies(2).hasLease(), answers.toString());
+            // After a read of several frames the thread blocks at once: the client's threads keep it busy.
+            await("the wait skipped after a read of three frames is counted", Duration.ofSeconds(5),
+                    () -> {
+                        try {
+                            return spinWaits("busy") >= busy + 1;
+                        } catch (Exception e) {
+                            throw new IllegalStateException(e);
+                        }
+                    });
+
+            // A good frame and a bad one in one write: the good one is answered, then the connection is closed.
+            ByteArrayOutputStream goodThenBad = new ByteArrayOutputStream();
+            goodThenBad.write(WireFrames.encode(batch(echo(4, ByteString.copyFromUtf8("before")))));
+            goodThenBad.write(new byte[] {0, 0, 0, 5, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff});
+            r.write(goodThenBad.toByteArray());
+            assertEquals("before", r.reply(4).getEcho().toStringUtf8(), "the frame before the bad one is answered");
+            SessionReply error = r.reply(0);
+            assertTrue(error.getError().getMessage().contains("bad frame and is closed"), error.toString());
+            r.assertClosedByServer();
+        }
+        assertStillServing();
     }
 
     @Test

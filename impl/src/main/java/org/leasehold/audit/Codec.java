@@ -74,12 +74,18 @@ final class Codec {
 
         /** A 2-byte length and the UTF-8 bytes of {@code s} ({@code null} is written as empty). */
         Out text(String s, int max, String what) {
-            return sized16(s == null ? new byte[0] : s.getBytes(StandardCharsets.UTF_8), max, what);
+            return sized16(utf8(s), max, what);
         }
 
+        /** The bytes written: the buffer itself when they fill it exactly (the encoders size it so), else a copy. */
         byte[] toByteArray() {
-            return Arrays.copyOf(buf, size);
+            return size == buf.length ? buf : Arrays.copyOf(buf, size);
         }
+    }
+
+    /** The UTF-8 bytes of {@code s}, empty for {@code null} (as {@link Out#text} writes them). */
+    static byte[] utf8(String s) {
+        return s == null ? new byte[0] : s.getBytes(StandardCharsets.UTF_8);
     }
 
     /** A reader over bytes that names the record and field when something is missing or wrong. */

@@ -56,12 +56,14 @@ public record FrameWitness(byte[] witnessBytes, Witness witness, BatchProof proo
     /** The bytes of a frame's witness field (FORMAT.md, "Frame witness"). */
     public byte[] encode() {
         byte[] p = proof.encode();
-        Codec.Out o = new Codec.Out(16 + witnessBytes.length + p.length + (timeBytes == null ? 0 : 256));
+        byte[] tp = time == null ? null : timeProof.encode();
+        // The header (6 bytes) and each field with its 2-byte length: the buffer is filled exactly.
+        Codec.Out o = new Codec.Out(6 + 2 + witnessBytes.length + 2 + p.length
+                + (time == null ? 0 : 2 + timeBytes.length + 2 + tp.length));
         o.i32(MAGIC).u8(VERSION).u8(time == null ? 0 : 1);
         o.sized16(witnessBytes, 0xFFFF, "the witness").sized16(p, 0xFFFF, "the witness's proof");
         if (time != null) {
-            o.sized16(timeBytes, 0xFFFF, "the signed time").sized16(timeProof.encode(), 0xFFFF,
-                    "the signed time's proof");
+            o.sized16(timeBytes, 0xFFFF, "the signed time").sized16(tp, 0xFFFF, "the signed time's proof");
         }
         byte[] out = o.toByteArray();
         if (out.length > MAX_BYTES) {

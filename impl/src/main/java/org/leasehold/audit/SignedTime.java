@@ -55,8 +55,10 @@ public record SignedTime(KeyId keyId, String serviceId, byte[] nonce, long midpo
 
     /** The canonical bytes (FORMAT.md, "Signed time"). */
     public byte[] encode() {
-        return new Codec.Out(64 + nonce.length + serviceId.length()).i32(MAGIC).u8(VERSION)
-                .i64(keyId.high()).i64(keyId.low()).text(serviceId, Witness.MAX_TEXT, "the service id")
+        byte[] service = Codec.utf8(serviceId);
+        // 37 bytes of fixed fields and two of a 2-byte length each: the buffer is filled exactly.
+        return new Codec.Out(37 + 2 + service.length + 2 + nonce.length).i32(MAGIC).u8(VERSION)
+                .i64(keyId.high()).i64(keyId.low()).sized16(service, Witness.MAX_TEXT, "the service id")
                 .sized16(nonce, MAX_NONCE, "the nonce").i64(midpoint).i64(radius).toByteArray();
     }
 

@@ -76,11 +76,18 @@ public record Witness(WitnessEvent event, String serviceId, KeyId keyId, String 
 
     /** The canonical bytes (FORMAT.md, "Witness"). */
     public byte[] encode() {
-        Codec.Out o = new Codec.Out(192 + name.length() + holder.process().length() + holder.owner().length());
+        byte[] service = Codec.utf8(serviceId);
+        byte[] nameBytes = Codec.utf8(name);
+        byte[] process = Codec.utf8(holder.process());
+        byte[] owner = Codec.utf8(holder.owner());
+        byte[] principalBytes = Codec.utf8(principal);
+        // 141 bytes of fixed fields, five texts of a 2-byte length each: the buffer is filled exactly.
+        Codec.Out o = new Codec.Out(141 + 2 * 5 + service.length + nameBytes.length + process.length + owner.length
+                + principalBytes.length);
         o.i32(MAGIC).u8(VERSION).u8(event.code());
         o.i64(keyId.high()).i64(keyId.low());
-        o.text(serviceId, MAX_TEXT, "the service id");
-        o.text(name, MAX_NAME, "the lease name");
+        o.sized16(service, MAX_TEXT, "the service id");
+        o.sized16(nameBytes, MAX_NAME, "the lease name");
         o.i64(generation);
         o.u8(mode.type().ordinal()).i32(mode.permits());
         o.u8(kind == LeaseKind.FULL ? 1 : 0);
@@ -90,9 +97,9 @@ public record Witness(WitnessEvent event, String serviceId, KeyId keyId, String 
         o.i64(predecessorId.high()).i64(predecessorId.low());
         o.u8(predecessorEnding.ordinal());
         o.i64(predecessorEndedAt).i64(predecessorWatermark).i64(predecessorWatermarkSignedAt);
-        o.text(holder.process(), MAX_TEXT, "the holder's process");
-        o.text(holder.owner(), MAX_TEXT, "the holder's owner");
-        o.text(principal, MAX_TEXT, "the principal");
+        o.sized16(process, MAX_TEXT, "the holder's process");
+        o.sized16(owner, MAX_TEXT, "the holder's owner");
+        o.sized16(principalBytes, MAX_TEXT, "the principal");
         return o.toByteArray();
     }
 

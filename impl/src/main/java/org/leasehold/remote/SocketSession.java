@@ -382,6 +382,8 @@ final class SocketSession implements SessionChannel {
         private final SpinWait spin = new SpinWait(config.spinWait());
         final Queue<SessionRequest> outbox = new ConcurrentLinkedQueue<>();
         private final AtomicBoolean flushing = new AtomicBoolean();
+        /** Encodes the requests' frames; used by the one thread that sends at a time ({@link #flushing}). */
+        private final WireFrames.Encoder frames = new WireFrames.Encoder();
         /** Held by the one thread reading the connection. */
         private final AtomicBoolean reading = new AtomicBoolean();
         volatile Thread readerThread;
@@ -448,7 +450,8 @@ final class SocketSession implements SessionChannel {
                 return; // its requests have failed with the link's end
             }
             try {
-                out.write(WireFrames.encode(SessionRequests.newBuilder().addAllRequests(batch).build()));
+                int n = frames.encode(SessionRequests.newBuilder().addAllRequests(batch).build());
+                out.write(frames.buffer(), 0, n);
                 lastSentNanos = System.nanoTime();
             } catch (IOException e) {
                 end(lost(e));

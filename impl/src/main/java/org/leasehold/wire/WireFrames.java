@@ -41,6 +41,49 @@ public final class WireFrames {
         return frame;
     }
 
+    /**
+     * Encodes frames into a buffer it keeps, so that a connection's writer does not allocate a new array per frame. Not
+     * thread-safe: one writer at a time, which writes {@link #buffer()}'s first bytes before it encodes the next frame.
+     */
+    public static final class Encoder {
+        /** Buffers up to this size are kept for the next frame; a larger frame gets an array of its own. */
+        static final int KEPT_BYTES = 64 * 1024;
+        private byte[] buf = new byte[4 * 1024];
+        private byte[] last = buf;
+
+        /** Encodes {@code message} as one frame; returns its length in bytes, at the start of {@link #buffer()}. */
+        public int encode(MessageLite message) {
+            int n = message.getSerializedSize();
+            int total = HEADER_BYTES + n;
+            if (total > buf.length) {
+                byte[] bigger = new byte[Math.max(total, Math.min(KEPT_BYTES, buf.length * 2))];
+                if (bigger.length <= KEPT_BYTES) {
+                    buf = bigger;
+                }
+                last = bigger;
+            } else {
+                last = buf;
+            }
+            last[0] = (byte) (n >>> 24);
+            last[1] = (byte) (n >>> 16);
+            last[2] = (byte) (n >>> 8);
+            last[3] = (byte) n;
+            CodedOutputStream out = CodedOutputStream.newInstance(last, HEADER_BYTES, n);
+            try {
+                message.writeTo(out);
+            } catch (IOException e) {
+                throw new IllegalStateException("a protobuf message did not fit its own serialized size", e);
+            }
+            out.checkNoSpaceLeft();
+            return total;
+        }
+
+        /** The array the last frame was encoded into. */
+        public byte[] buffer() {
+            return last;
+        }
+    }
+
     /** Writes one frame (the caller flushes). Not thread-safe: the caller holds the stream. */
     public static void write(OutputStream out, MessageLite message) throws IOException {
         out.write(encode(message));

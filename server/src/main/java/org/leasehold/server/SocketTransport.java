@@ -244,6 +244,8 @@ final class SocketTransport implements AutoCloseable {
         volatile boolean welcomed;
         private OutputStream out;
         private final AtomicBoolean flushQueued = new AtomicBoolean();
+        /** Encodes the answers' frames; used under this connection's lock, as the writes are. */
+        private final WireFrames.Encoder frames = new WireFrames.Encoder();
         private final AtomicBoolean socketClosed = new AtomicBoolean();
         private final SpinWait spin = new SpinWait(spinWait);
 
@@ -421,11 +423,11 @@ final class SocketTransport implements AutoCloseable {
 
         @Override
         public void send(SessionReplies replies) {
-            byte[] frame = WireFrames.encode(replies);
             synchronized (this) {
+                int n = frames.encode(replies);
                 writingSince = System.nanoTime();
                 try {
-                    out.write(frame);
+                    out.write(frames.buffer(), 0, n);
                 } catch (IOException e) {
                     throw new IllegalStateException("socket connection " + id + " is gone: " + e.getMessage(), e);
                 } finally {

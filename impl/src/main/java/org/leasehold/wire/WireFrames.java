@@ -27,6 +27,12 @@ public final class WireFrames {
     public static byte[] encode(MessageLite message) {
         int n = message.getSerializedSize();
         byte[] frame = new byte[HEADER_BYTES + n];
+        encodeInto(frame, n, message);
+        return frame;
+    }
+
+    /** Writes the frame of {@code message}, {@code n} bytes once serialized, at the start of {@code frame}. */
+    private static void encodeInto(byte[] frame, int n, MessageLite message) {
         frame[0] = (byte) (n >>> 24);
         frame[1] = (byte) (n >>> 16);
         frame[2] = (byte) (n >>> 8);
@@ -38,7 +44,6 @@ public final class WireFrames {
             throw new IllegalStateException("a protobuf message did not fit its own serialized size", e);
         }
         out.checkNoSpaceLeft();
-        return frame;
     }
 
     /**
@@ -64,17 +69,7 @@ public final class WireFrames {
             } else {
                 last = buf;
             }
-            last[0] = (byte) (n >>> 24);
-            last[1] = (byte) (n >>> 16);
-            last[2] = (byte) (n >>> 8);
-            last[3] = (byte) n;
-            CodedOutputStream out = CodedOutputStream.newInstance(last, HEADER_BYTES, n);
-            try {
-                message.writeTo(out);
-            } catch (IOException e) {
-                throw new IllegalStateException("a protobuf message did not fit its own serialized size", e);
-            }
-            out.checkNoSpaceLeft();
+            encodeInto(last, n, message);
             return total;
         }
 

@@ -38,9 +38,10 @@ import org.leasehold.wire.proto.SocketWelcome;
  * The socket transport: the session stream over a plain (or TLS) TCP connection with length-prefixed protobuf frames
  * instead of HTTP/2, so that a client thread can write its request and read its answer itself, with no thread
  * hand-off on either side. One thread per connection reads its requests and handles each batch inline (the engine never
- * blocks), writing the answers before it reads the next; answers made on other threads (grants to waiting requests)
- * are written by a small pool, so that a client that stops reading holds up only its own connection. A connection
- * whose answers have not been taken for {@link #writeTimeout} is closed, which withdraws its waiting requests.
+ * blocks), writing the answers before it reads again (once for all the batches one read brought); answers made on other
+ * threads (grants to waiting requests) are written by a small pool, so that a client that stops reading holds up only
+ * its own connection. A connection whose answers have not been taken for {@link #writeTimeout} is closed, which
+ * withdraws its waiting requests.
  *
  * <p>Sessions here are the same {@link LeaseSessions} sessions as on gRPC: same authentication (bearer token in the
  * {@code SocketHello}, or client certificate), same ACLs, limits and metrics.

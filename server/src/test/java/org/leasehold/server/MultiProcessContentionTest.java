@@ -122,7 +122,7 @@ class MultiProcessContentionTest {
         assertEquals(totals.get("transactions"), totals.get("committed") + totals.get("gaveUp"), summary);
         assertTrue(totals.get("gaveUp") * 10 <= totals.get("transactions"), "wound-wait lets transactions through: " + summary);
         // Breaks need an older request to meet a younger tentative holder while that holder waits for its second
-        // lease. Runs here broke 8 to 18 leases through one server; through two, 3 to 15, and 1 or 2 with the client's
+        // lease. Runs here broke 8 to 18 leases through one server; through two, 3 to 18, and 1 or 2 with the client's
         // notice of waits at the other server turned off (the second lease is there half the time).
         List<String> exercisedKinds = new ArrayList<>(List.of("shared", "exclusive", "twoNames", "upgraded", "waited",
                 "renewed", "paused", "releases", "expired", "secondLeases", "broken"));

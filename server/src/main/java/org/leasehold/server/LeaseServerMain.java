@@ -138,8 +138,9 @@ public final class LeaseServerMain implements Callable<Integer> {
     @Option(names = "--signing-linger", paramLabel = "DURATION", defaultValue = "200us",
             description = "How long a signed batch waits for more witnesses after its first (0 to 1s): a longer linger "
                     + "makes fewer, bigger batches (less CPU) and delays the proofs nobody waits for yet; a client "
-                    + "that waits for a proof (a commit writing under its lease) has the batch signed at once. "
-                    + "Default: ${DEFAULT-VALUE}.")
+                    + "that waits for a proof (a commit writing under its lease) has the batch signed at once. A "
+                    + "batch waits a hundred times as long as the last signature took if that is longer (at most 20ms "
+                    + "or this linger). Default: ${DEFAULT-VALUE}.")
     String signingLinger;
 
     @Option(names = "--no-signing",

@@ -97,7 +97,8 @@ public final class BatchSigner implements AutoCloseable {
     /**
      * A batch waits at least this many times as long as the last batch's signature took, so that signatures take a
      * hundredth of the signing thread's time (9 times the whole batch's time, as before, left the single caller of the
-     * socket transport at 66–78 % of its calls without signing, 100 times the signature 82–91 %).
+     * socket transport at 66–78 % of its calls without signing, 100 times the signature at 85 %: docs/BENCHMARKS.md,
+     * "Signing").
      */
     static final int SIGNATURE_FACTOR = 100;
     /**

@@ -15,8 +15,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
- * The signing thread's linger: stretched by what a signature costs, bounded, and never in the way of closing; and the bound
- * on the statements waiting to be signed.
+ * The signing thread's linger: stretched by what a signature costs, bounded, and never in the way of closing; and the
+ * bound on the statements waiting to be signed.
  */
 class BatchSignerTest {
 
@@ -25,7 +25,7 @@ class BatchSignerTest {
     }
 
     @Test
-    void aBatchWaitsAHundredTimesAsLongAsTheLastSignatureTookWithinTheBound() throws Exception {
+    void aBatchWaitsLongerOnceASignatureHasBeenTimedWithinTheBound() throws Exception {
         try (BatchSigner s = new BatchSigner(AuditFixture.key(3), 1, 64, "test-signer")) {
             assertEquals(1, s.lingerMicros(), "before the first batch: the configured linger");
             signOne(s, 1);

@@ -24,7 +24,8 @@ import java.util.concurrent.locks.LockSupport;
  * one caller on the socket transport both ends keep a core each awake, and every microsecond the signing thread runs
  * is taken from one of them). What each statement costs besides (its leaf hash, its inclusion path, handing out its
  * proof) does not shrink with the batch, so it does not stretch the linger. A proof nobody waits for follows its
- * statement by a few hundred microseconds to a few milliseconds ({@value #MAX_LINGER_MICROS} µs at most).
+ * statement by a few hundred microseconds to a few milliseconds (at most {@value #MAX_LINGER_MICROS} µs, or the
+ * configured linger if that is longer).
  *
  * <p>Unless somebody waits for it: a caller blocking on a proof's future ({@link ProofFuture}: a commit writing its
  * lease's witness, a time request) {@linkplain #hurry() hurries} the batch, which is then signed as soon as the signing

@@ -28,6 +28,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.Op;
+import io.grpc.ClientInterceptor;
 import org.leasehold.lease.CorrelationId;
 import org.leasehold.lease.Ending;
 import org.leasehold.lease.HolderStatus;
@@ -120,7 +121,7 @@ public final class EtcdLeaseService implements LeaseService {
     private final long availableFrom;
     private final long initialFloor;
     private final ExecutorService dispatcher;
-    /** Watch failures since a watch last delivered a change ({@link #watchFailed}). */
+    /** Watch failures since etcd last confirmed a watch ({@link #watchFailed}, {@link #watchCreated}). */
     private final AtomicInteger watchFailuresInARow = new AtomicInteger();
     private final Map<String, Set<Pending>> waiting = new ConcurrentHashMap<>();
     private final Set<Pending> allWaiting = ConcurrentHashMap.newKeySet();
@@ -228,6 +229,11 @@ public final class EtcdLeaseService implements LeaseService {
 
     /** Connects to the cluster {@code config} names, on {@code time}. The cluster need not be reachable yet. */
     public EtcdLeaseService(EtcdConfig config, TimeSource time) {
+        this(config, time, List.of());
+    }
+
+    /** As {@link #EtcdLeaseService(EtcdConfig, TimeSource)}, with {@code interceptors} on every call to etcd (tests). */
+    EtcdLeaseService(EtcdConfig config, TimeSource time, List<ClientInterceptor> interceptors) {
         this.config = config.validate();
         this.time = time;
         SecureRandom random = new SecureRandom();
@@ -246,8 +252,8 @@ public final class EtcdLeaseService implements LeaseService {
             t.setDaemon(true);
             return t;
         });
-        this.store = new EtcdStore(config);
-        store.watch(this::changed, this::holderWaits, this::watchFailed);
+        this.store = new EtcdStore(config, interceptors);
+        watch();
         if (config.listNames() > 0) {
             later(() -> scanNames(null, 0));
         } else {
@@ -720,9 +726,6 @@ public final class EtcdLeaseService implements LeaseService {
     }
 
     private void changed(String name, long revision) {
-        if (watchFailuresInARow.get() != 0) {
-            watchFailuresInARow.set(0);
-        }
         see(name);
         written.computeIfPresent(name, (k, w) -> w.revision() >= revision ? w : new Written(null, revision, false));
         wakeHead(name);
@@ -776,11 +779,31 @@ public final class EtcdLeaseService implements LeaseService {
         }
     }
 
+    /** Starts the watch of the prefix (the only one this service has; a failed one is closed before). */
+    private void watch() {
+        store.watch(this::changed, this::holderWaits, this::watchCreated, this::watchFailed);
+    }
+
     /**
-     * The watch failed: watch again and decide every queued request again (it reads what etcd holds now, so no change
-     * is missed). The first failure in a row is answered at once; each further one {@link #WATCH_RETRY_MILLIS} of real
-     * time after the last (a member down, the network cut). Real time, not this service's: pacing calls to etcd is no
-     * lease rule, and a service clock that stands still or steps back must not leave the service without a watch.
+     * Etcd confirmed the watch: every change after the revision it was created at will be delivered, so every queued
+     * request is decided again now, reading what etcd holds at that revision or later. Without this, a change
+     * committed after a request's last read but before etcd created the watch (which happens a round trip after it is
+     * asked for, or later: at a service's start, or after a failed watch while it is replaced) would wake nobody, and
+     * the request would wait out its wait although its names were free.
+     */
+    private void watchCreated() {
+        watchFailuresInARow.set(0);
+        later(this::wakeAll);
+    }
+
+    /**
+     * The watch failed: watch again and decide every queued request again (a request etcd no longer keeps waiting is
+     * decided now, and when the new watch is confirmed ({@link #watchCreated}) every request is decided again, reading
+     * what etcd holds then, so no change is missed). The first failure in a row is answered at once; each further one
+     * {@link #WATCH_RETRY_MILLIS} of real time after the last (a member down, the network cut, etcd refusing the
+     * watch): while no watch is confirmed, queued requests are decided again at that pace. Real time, not this
+     * service's: pacing calls to etcd is no lease rule, and a service clock that stands still or steps back must not
+     * leave the service without a watch.
      */
     private void watchFailed() {
         if (closed) {
@@ -788,7 +811,7 @@ public final class EtcdLeaseService implements LeaseService {
         }
         Runnable again = () -> {
             if (!closed) {
-                store.watch(this::changed, this::holderWaits, this::watchFailed);
+                watch();
                 wakeAll();
             }
         };

@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.ObjLongConsumer;
 
 import io.etcd.jetcd.ByteSequence;
@@ -38,6 +39,7 @@ import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
+import io.grpc.ClientInterceptor;
 import io.grpc.stub.StreamObserver;
 import org.leasehold.lease.HolderId;
 import org.leasehold.lease.LeaseServiceUnavailableException;
@@ -70,12 +72,23 @@ final class EtcdStore implements AutoCloseable {
     private volatile boolean closed;
 
     EtcdStore(EtcdConfig config) {
+        this(config, List.of());
+    }
+
+    /**
+     * With {@code interceptors} on every call to etcd (tests use one to hold back or break the watch's stream at a
+     * chosen moment).
+     */
+    EtcdStore(EtcdConfig config, List<ClientInterceptor> interceptors) {
         this.config = config;
         this.prefix = config.prefix();
         this.timeoutMillis = config.callTimeout().toMillis();
         ClientBuilder b = Client.builder().endpoints(config.endpoints().toArray(new URI[0]))
                 .connectTimeout(config.callTimeout()).retryMaxDuration(config.callTimeout())
                 .keepaliveTime(Duration.ofSeconds(5)).keepaliveTimeout(config.callTimeout());
+        if (!interceptors.isEmpty()) {
+            b.interceptors(interceptors);
+        }
         if (config.user() != null) {
             b.user(bytes(config.user())).password(bytes(config.password()));
         }
@@ -393,19 +406,30 @@ final class EtcdStore implements AutoCloseable {
     // ------------------------------------------------------------------------------------------------ watch
 
     /**
-     * Watches every key of the prefix from the current revision on: {@code onName} gets the name of each change and
-     * its revision; {@code onHolderWaits} the holder (as {@link #holderPart}) of each request filed under its holder
-     * (a request that starts waiting), and its revision;
-     * {@code onGap} is called once when the watch failed (changes may have been missed: a member or the network went
-     * away, it fell behind a compaction, or etcd refused it); the failed watch is closed at once, and the caller
-     * starts a new one (so that one watch, never several, serves the service, whatever jetcd would have resumed).
+     * Watches every key of the prefix from the revision at which etcd creates the watch on: {@code onName} gets the
+     * name of each change and its revision; {@code onHolderWaits} the holder (as {@link #holderPart}) of each request
+     * filed under its holder (a request that starts waiting), and its revision; {@code onCreated} is called once etcd
+     * confirms the watch (every change after that revision will be delivered: whatever the caller reads after this call
+     * and this one together see every change); {@code onGap} is called once when the watch failed, or was not confirmed
+     * within the call timeout (changes may have been missed: a member or the network went away, it fell behind a
+     * compaction, or etcd refused it); the failed watch is closed at once, and the caller starts a new one (so that one
+     * watch, never several, serves the service, whatever jetcd would have resumed).
      */
-    void watch(ObjLongConsumer<String> onName, ObjLongConsumer<String> onHolderWaits, Runnable onGap) {
+    void watch(ObjLongConsumer<String> onName, ObjLongConsumer<String> onHolderWaits, Runnable onCreated,
+            Runnable onGap) {
         if (closed) {
             return;
         }
         Watch.Watcher[] self = new Watch.Watcher[1];
+        AtomicBoolean created = new AtomicBoolean();
+        AtomicBoolean over = new AtomicBoolean();
         Watch.Listener listener = Watch.listener((WatchResponse r) -> {
+            if (r.isCreatedNotify()) {
+                if (!over.get() && created.compareAndSet(false, true)) {
+                    onCreated.run();
+                }
+                return;
+            }
             for (WatchEvent e : r.getEvents()) {
                 String name = nameOf(e.getKeyValue().getKey());
                 if (name != null) {
@@ -418,7 +442,7 @@ final class EtcdStore implements AutoCloseable {
                 }
             }
         }, (Throwable t) -> {
-            if (closed) {
+            if (closed || !over.compareAndSet(false, true)) {
                 return;
             }
             LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-7004 the etcd watch of prefix {0} failed ({1}): "
@@ -427,10 +451,22 @@ final class EtcdStore implements AutoCloseable {
             onGap.run();
         });
         synchronized (self) {
-            self[0] = client.getWatchClient().watch(bytes(prefix), WatchOption.builder().isPrefix(true).build(),
-                    listener);
+            self[0] = client.getWatchClient().watch(bytes(prefix), WatchOption.builder().isPrefix(true)
+                    .withCreateNotify(true).build(), listener);
             watcher = self[0];
         }
+        // A watch etcd never confirms (its create request lost with a stream that stays open) wakes nothing: it is
+        // given up after the call timeout of real time, as any call is, and replaced.
+        CompletableFuture.delayedExecutor(timeoutMillis, TimeUnit.MILLISECONDS).execute(() -> {
+            if (closed || created.get() || !over.compareAndSet(false, true)) {
+                return;
+            }
+            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-7004 the etcd watch of prefix {0} was not confirmed by "
+                    + "{1} within {2} ms: watching again and waking every queued request", prefix,
+                    config.endpoints(), String.valueOf(timeoutMillis));
+            closeFailed(self);
+            onGap.run();
+        });
     }
 
     /**

@@ -193,6 +193,21 @@ public final class EtcdCluster implements AutoCloseable {
     }
 
     /**
+     * Waits (at most 20 s) until member {@code i} counts {@code n} watches ({@code etcd_debugging_mvcc_watcher_total}),
+     * and returns the count it last saw: one per service when none is left over from a failure.
+     */
+    public double awaitWatchers(int i, int n) throws InterruptedException {
+        String watchers = "etcd_debugging_mvcc_watcher_total";
+        long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+        double seen = metric(i, watchers);
+        while (seen != n && System.nanoTime() < until) {
+            Thread.sleep(100); // polling etcd's metrics: nothing to be woken by
+            seen = metric(i, watchers);
+        }
+        return seen;
+    }
+
+    /**
      * The sum of a labelled counter of member {@code i} over the series whose labels contain {@code label}, for example
      * {@code grpc_server_handled_total} with {@code grpc_method="Txn"}; -1 if the member does not answer.
      */

@@ -42,7 +42,6 @@ import org.leasehold.time.ManualTimeSource;
  */
 class EtcdWatchFaultTest {
     private static final Duration LONG = Duration.ofMinutes(10);
-    private static final String WATCHERS = "etcd_debugging_mvcc_watcher_total";
     private static EtcdCluster cluster;
 
     private final ManualTimeSource time = new ManualTimeSource(EtcdFixture.START);
@@ -162,13 +161,7 @@ class EtcdWatchFaultTest {
 
     /** Waits (bounded) until the member counts {@code n} watches: one per service, none left over from failures. */
     private static void awaitWatchers(int n) throws InterruptedException {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        double seen = cluster.metric(0, WATCHERS);
-        while (seen != n && System.nanoTime() < until) {
-            Thread.sleep(100); // polling etcd's metrics: nothing to be woken by
-            seen = cluster.metric(0, WATCHERS);
-        }
-        assertEquals(n, seen, "watches on etcd: one per service");
+        assertEquals(n, cluster.awaitWatchers(0, n), "watches on etcd: one per service");
     }
 
     private static LeaseRequest request(String process, String name) {

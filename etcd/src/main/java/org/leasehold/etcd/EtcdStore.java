@@ -409,11 +409,12 @@ final class EtcdStore implements AutoCloseable {
      * Watches every key of the prefix from the revision at which etcd creates the watch on: {@code onName} gets the
      * name of each change and its revision; {@code onHolderWaits} the holder (as {@link #holderPart}) of each request
      * filed under its holder (a request that starts waiting), and its revision; {@code onCreated} is called once etcd
-     * confirms the watch (every change after that revision will be delivered: whatever the caller reads after this call
-     * and this one together see every change); {@code onGap} is called once when the watch failed, or was not confirmed
-     * within the call timeout (changes may have been missed: a member or the network went away, it fell behind a
-     * compaction, or etcd refused it); the failed watch is closed at once, and the caller starts a new one (so that one
-     * watch, never several, serves the service, whatever jetcd would have resumed).
+     * confirms the watch (from then on the watch reports every change after the revision it was created at, so what
+     * the caller reads after {@code onCreated} and what the watch reports together cover every change); {@code onGap}
+     * is called once when the watch failed, or was not confirmed within the call timeout (changes may have been
+     * missed: a member or the network went away, it fell behind a compaction, or etcd refused it); the failed watch is
+     * closed at once, and the caller starts a new one (so that one watch, never several, serves the service, whatever
+     * jetcd would have resumed).
      */
     void watch(ObjLongConsumer<String> onName, ObjLongConsumer<String> onHolderWaits, Runnable onCreated,
             Runnable onGap) {
@@ -461,7 +462,7 @@ final class EtcdStore implements AutoCloseable {
             if (closed || created.get() || !over.compareAndSet(false, true)) {
                 return;
             }
-            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-7004 the etcd watch of prefix {0} was not confirmed by "
+            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-7012 the etcd watch of prefix {0} was not confirmed by "
                     + "{1} within {2} ms: watching again and waking every queued request", prefix,
                     config.endpoints(), String.valueOf(timeoutMillis));
             closeFailed(self);

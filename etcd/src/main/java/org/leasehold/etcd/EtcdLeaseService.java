@@ -94,8 +94,10 @@ public final class EtcdLeaseService implements LeaseService {
     private static final int MAX_ROUNDS = 10_000;
     /** How long (of service time) a queued request that etcd did not answer waits before it is decided again. */
     private static final long WATCH_RETRY_MICROS = 200_000;
-    /** How long (of real time) a watch that failed again waits before it is started again. */
-    private static final long WATCH_RETRY_MILLIS = 200;
+    /** How long (of real time) a watch that failed a second time in a row waits before it is started again. */
+    static final long WATCH_RETRY_MILLIS = 200;
+    /** The longest wait (of real time) before a watch that keeps failing is started again. */
+    static final long WATCH_RETRY_MAX_MILLIS = 5_000;
     /** Most names whose records this service remembers (see {@link #written}). */
     private static final int WRITTEN_LIMIT = 16_384;
     /**
@@ -799,11 +801,12 @@ public final class EtcdLeaseService implements LeaseService {
     /**
      * The watch failed: watch again and decide every queued request again (a request etcd no longer keeps waiting is
      * decided now, and when the new watch is confirmed ({@link #watchCreated}) every request is decided again, reading
-     * what etcd holds then, so no change is missed). The first failure in a row is answered at once; each further one
-     * {@link #WATCH_RETRY_MILLIS} of real time after the last (a member down, the network cut, etcd refusing the
-     * watch): while no watch is confirmed, queued requests are decided again at that pace. Real time, not this
-     * service's: pacing calls to etcd is no lease rule, and a service clock that stands still or steps back must not
-     * leave the service without a watch.
+     * what etcd holds then, so no change is missed). The first failure in a row is answered at once, each further one
+     * after {@link #retryDelayMillis} of real time (a member down, the network cut, etcd refusing the watch): while no
+     * watch is confirmed, queued requests are decided again at that pace, which slows down to one attempt every
+     * {@link #WATCH_RETRY_MAX_MILLIS}, so that a cluster that refuses the watch for long is not read again for every
+     * queued request five times a second. Real time, not this service's: pacing calls to etcd is no lease rule, and a
+     * service clock that stands still or steps back must not leave the service without a watch.
      */
     private void watchFailed() {
         if (closed) {
@@ -815,11 +818,24 @@ public final class EtcdLeaseService implements LeaseService {
                 wakeAll();
             }
         };
-        if (watchFailuresInARow.getAndIncrement() == 0) {
+        long delay = retryDelayMillis(watchFailuresInARow.incrementAndGet());
+        if (delay == 0) {
             later(again);
         } else {
-            CompletableFuture.delayedExecutor(WATCH_RETRY_MILLIS, TimeUnit.MILLISECONDS, this::later).execute(again);
+            CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS, this::later).execute(again);
         }
+    }
+
+    /**
+     * How long (ms of real time) to wait before watching again after the {@code failuresInARow}-th failure in a row:
+     * none after the first, then {@link #WATCH_RETRY_MILLIS}, doubling each time up to {@link #WATCH_RETRY_MAX_MILLIS}.
+     */
+    static long retryDelayMillis(int failuresInARow) {
+        if (failuresInARow <= 1) {
+            return 0;
+        }
+        int doublings = Math.min(failuresInARow - 2, 16);
+        return Math.min(WATCH_RETRY_MAX_MILLIS, WATCH_RETRY_MILLIS << doublings);
     }
 
     private void wakeAll() {

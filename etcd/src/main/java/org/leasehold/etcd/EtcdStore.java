@@ -69,6 +69,8 @@ final class EtcdStore implements AutoCloseable {
     private volatile long sessionLease;
     private volatile io.etcd.jetcd.support.CloseableClient keepAlive;
     private volatile Watch.Watcher watcher;
+    /** Watches that failed or were not confirmed since etcd last confirmed one (for the level of their messages). */
+    private volatile int gapsInARow;
     private volatile boolean closed;
 
     EtcdStore(EtcdConfig config) {
@@ -427,6 +429,7 @@ final class EtcdStore implements AutoCloseable {
         Watch.Listener listener = Watch.listener((WatchResponse r) -> {
             if (r.isCreatedNotify()) {
                 if (!over.get() && created.compareAndSet(false, true)) {
+                    gapsInARow = 0;
                     onCreated.run();
                 }
                 return;
@@ -446,8 +449,9 @@ final class EtcdStore implements AutoCloseable {
             if (closed || !over.compareAndSet(false, true)) {
                 return;
             }
-            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-7004 the etcd watch of prefix {0} failed ({1}): "
-                    + "watching again and waking every queued request", prefix, String.valueOf(t));
+            LOG.log(gapLevel(), "LEASEHOLD-7004 the etcd watch of prefix {0} failed ({1}; {2} in a row): "
+                    + "watching again and waking every queued request", prefix, String.valueOf(t),
+                    String.valueOf(gapsInARow));
             closeFailed(self);
             onGap.run();
         });
@@ -462,12 +466,26 @@ final class EtcdStore implements AutoCloseable {
             if (closed || created.get() || !over.compareAndSet(false, true)) {
                 return;
             }
-            LOG.log(System.Logger.Level.WARNING, "LEASEHOLD-7012 the etcd watch of prefix {0} was not confirmed by "
-                    + "{1} within {2} ms: watching again and waking every queued request", prefix,
-                    config.endpoints(), String.valueOf(timeoutMillis));
+            LOG.log(gapLevel(), "LEASEHOLD-7012 the etcd watch of prefix {0} was not confirmed by {1} within {2} ms "
+                    + "({3} failures in a row): watching again and waking every queued request", prefix,
+                    config.endpoints(), String.valueOf(timeoutMillis), String.valueOf(gapsInARow));
             closeFailed(self);
             onGap.run();
         });
+    }
+
+    /**
+     * Counts one more failed watch and says at which level to report it: a warning for the first three in a row and
+     * every twelfth after them (once a minute or so while etcd keeps refusing, at the service's slowest retry), the
+     * others at debug level, so that a cluster that stays away is reported without a warning every few hundred ms.
+     */
+    private System.Logger.Level gapLevel() {
+        return gapLevel(++gapsInARow);
+    }
+
+    /** The level of the report of the {@code n}-th failed watch in a row ({@link #gapLevel()}). */
+    static System.Logger.Level gapLevel(int n) {
+        return n <= 3 || n % 12 == 0 ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG;
     }
 
     /**

@@ -1,5 +1,6 @@
 package org.leasehold.etcd;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -23,9 +24,8 @@ import org.leasehold.time.ManualTimeSource;
  * moves after the start, the waiting service's connection to etcd drops once (a blip of the network, its watch
  * fails), and its queued request must still be granted when the holder releases. Before, the new watch was started
  * 200 ms of service time later, so a service on a clock that stood still (or had stepped back) kept no watch, and a
- * queued request waited for a change it would never see; a watch etcd refused once at a service's start (jetcd's
- * "failed to create watch id", which it reports for a watch etcd cancels as it creates it, as for an auth token it
- * does not accept) left {@code EtcdSecuredTest} waiting that way in one CI run.
+ * queued request waited for a change it would never see. Also the pace of a watch that keeps failing: retried at
+ * once, then after 200 ms doubling up to 5 s, and reported as a warning only now and then.
  */
 class EtcdWatchRetryTest {
     private static final Duration LONG = Duration.ofMinutes(10);
@@ -70,5 +70,25 @@ class EtcdWatchRetryTest {
             assertEquals(EtcdFixture.START, time.now(), "the services' clock never moved");
             waiters.release(granted, null, null);
         }
+    }
+
+    @Test
+    void aWatchThatKeepsFailingIsRetriedMoreSlowlyAndReportedLessOften() {
+        long[] delays = new long[9];
+        for (int n = 1; n <= delays.length; n++) {
+            delays[n - 1] = EtcdLeaseService.retryDelayMillis(n);
+        }
+        assertArrayEquals(new long[] {0, 200, 400, 800, 1_600, 3_200, 5_000, 5_000, 5_000}, delays,
+                "at once, then 200 ms doubling up to 5 s");
+        assertEquals(5_000, EtcdLeaseService.retryDelayMillis(Integer.MAX_VALUE), "no overflow however long it lasts");
+        for (int n = 1; n <= 3; n++) {
+            assertEquals(System.Logger.Level.WARNING, EtcdStore.gapLevel(n), "failure " + n + " in a row is a warning");
+        }
+        for (int n = 4; n < 12; n++) {
+            assertEquals(System.Logger.Level.DEBUG, EtcdStore.gapLevel(n), "failure " + n + " in a row is not");
+        }
+        assertEquals(System.Logger.Level.WARNING, EtcdStore.gapLevel(12), "every twelfth is again");
+        assertEquals(System.Logger.Level.WARNING, EtcdStore.gapLevel(24));
+        assertEquals(System.Logger.Level.DEBUG, EtcdStore.gapLevel(25));
     }
 }

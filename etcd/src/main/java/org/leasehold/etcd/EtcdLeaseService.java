@@ -20,7 +20,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.ReentrantLock;
@@ -123,8 +122,6 @@ public final class EtcdLeaseService implements LeaseService {
     private final long availableFrom;
     private final long initialFloor;
     private final ExecutorService dispatcher;
-    /** Watch failures since etcd last confirmed a watch ({@link #watchFailed}, {@link #watchCreated}). */
-    private final AtomicInteger watchFailuresInARow = new AtomicInteger();
     private final Map<String, Set<Pending>> waiting = new ConcurrentHashMap<>();
     private final Set<Pending> allWaiting = ConcurrentHashMap.newKeySet();
     /**
@@ -794,7 +791,6 @@ public final class EtcdLeaseService implements LeaseService {
      * the request would wait out its wait although its names were free.
      */
     private void watchCreated() {
-        watchFailuresInARow.set(0);
         later(this::wakeAll);
     }
 
@@ -807,8 +803,10 @@ public final class EtcdLeaseService implements LeaseService {
      * {@link #WATCH_RETRY_MAX_MILLIS}, so that a cluster that refuses the watch for long is not read again for every
      * queued request five times a second. Real time, not this service's: pacing calls to etcd is no lease rule, and a
      * service clock that stands still or steps back must not leave the service without a watch.
+     *
+     * @param failuresInARow watches that failed since etcd last confirmed one, this one included (the store counts)
      */
-    private void watchFailed() {
+    private void watchFailed(int failuresInARow) {
         if (closed) {
             return;
         }
@@ -818,7 +816,7 @@ public final class EtcdLeaseService implements LeaseService {
                 wakeAll();
             }
         };
-        long delay = retryDelayMillis(watchFailuresInARow.incrementAndGet());
+        long delay = retryDelayMillis(failuresInARow);
         if (delay == 0) {
             later(again);
         } else {

@@ -19,6 +19,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntConsumer;
 import java.util.function.ObjLongConsumer;
 
 import io.etcd.jetcd.ByteSequence;
@@ -69,7 +70,10 @@ final class EtcdStore implements AutoCloseable {
     private volatile long sessionLease;
     private volatile io.etcd.jetcd.support.CloseableClient keepAlive;
     private volatile Watch.Watcher watcher;
-    /** Watches that failed or were not confirmed since etcd last confirmed one (for the level of their messages). */
+    /**
+     * Watches that failed or were not confirmed since etcd last confirmed one: the level of their messages, and the
+     * caller's pace of retries ({@link #watch}'s {@code onGap}).
+     */
     private volatile int gapsInARow;
     private volatile boolean closed;
 
@@ -414,12 +418,13 @@ final class EtcdStore implements AutoCloseable {
      * confirms the watch (from then on the watch reports every change after the revision it was created at, so what
      * the caller reads after {@code onCreated} and what the watch reports together cover every change); {@code onGap}
      * is called once when the watch failed, or was not confirmed within the call timeout (changes may have been
-     * missed: a member or the network went away, it fell behind a compaction, or etcd refused it); the failed watch is
-     * closed at once, and the caller starts a new one (so that one watch, never several, serves the service, whatever
+     * missed: a member or the network went away, it fell behind a compaction, or etcd refused it), with the number of
+     * watches that failed in a row so far, this one included; the failed watch is closed at once, and the caller
+     * starts a new one (so that one watch, never several, serves the service, whatever
      * jetcd would have resumed).
      */
     void watch(ObjLongConsumer<String> onName, ObjLongConsumer<String> onHolderWaits, Runnable onCreated,
-            Runnable onGap) {
+            IntConsumer onGap) {
         if (closed) {
             return;
         }
@@ -453,7 +458,7 @@ final class EtcdStore implements AutoCloseable {
                     + "watching again and waking every queued request", prefix, String.valueOf(t),
                     String.valueOf(gapsInARow));
             closeFailed(self);
-            onGap.run();
+            onGap.accept(gapsInARow);
         });
         synchronized (self) {
             self[0] = client.getWatchClient().watch(bytes(prefix), WatchOption.builder().isPrefix(true)
@@ -470,7 +475,7 @@ final class EtcdStore implements AutoCloseable {
                     + "({3} failures in a row): watching again and waking every queued request", prefix,
                     config.endpoints(), String.valueOf(timeoutMillis), String.valueOf(gapsInARow));
             closeFailed(self);
-            onGap.run();
+            onGap.accept(gapsInARow);
         });
     }
 

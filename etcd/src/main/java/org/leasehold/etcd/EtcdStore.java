@@ -420,8 +420,7 @@ final class EtcdStore implements AutoCloseable {
      * is called once when the watch failed, or was not confirmed within the call timeout (changes may have been
      * missed: a member or the network went away, it fell behind a compaction, or etcd refused it), with the number of
      * watches that failed in a row so far, this one included; the failed watch is closed at once, and the caller
-     * starts a new one (so that one watch, never several, serves the service, whatever
-     * jetcd would have resumed).
+     * starts a new one (so that one watch, never several, serves the service, whatever jetcd would have resumed).
      */
     void watch(ObjLongConsumer<String> onName, ObjLongConsumer<String> onHolderWaits, Runnable onCreated,
             IntConsumer onGap) {
@@ -454,11 +453,11 @@ final class EtcdStore implements AutoCloseable {
             if (closed || !over.compareAndSet(false, true)) {
                 return;
             }
-            LOG.log(gapLevel(), "LEASEHOLD-7004 the etcd watch of prefix {0} failed ({1}; {2} in a row): "
-                    + "watching again and waking every queued request", prefix, String.valueOf(t),
-                    String.valueOf(gapsInARow));
+            int n = ++gapsInARow;
+            LOG.log(gapLevel(n), "LEASEHOLD-7004 the etcd watch of prefix {0} failed ({1}; {2} in a row): "
+                    + "watching again and waking every queued request", prefix, String.valueOf(t), String.valueOf(n));
             closeFailed(self);
-            onGap.accept(gapsInARow);
+            onGap.accept(n);
         });
         synchronized (self) {
             self[0] = client.getWatchClient().watch(bytes(prefix), WatchOption.builder().isPrefix(true)
@@ -471,24 +470,20 @@ final class EtcdStore implements AutoCloseable {
             if (closed || created.get() || !over.compareAndSet(false, true)) {
                 return;
             }
-            LOG.log(gapLevel(), "LEASEHOLD-7012 the etcd watch of prefix {0} was not confirmed by {1} within {2} ms "
+            int n = ++gapsInARow;
+            LOG.log(gapLevel(n), "LEASEHOLD-7012 the etcd watch of prefix {0} was not confirmed by {1} within {2} ms "
                     + "({3} failures in a row): watching again and waking every queued request", prefix,
-                    config.endpoints(), String.valueOf(timeoutMillis), String.valueOf(gapsInARow));
+                    config.endpoints(), String.valueOf(timeoutMillis), String.valueOf(n));
             closeFailed(self);
-            onGap.accept(gapsInARow);
+            onGap.accept(n);
         });
     }
 
     /**
-     * Counts one more failed watch and says at which level to report it: a warning for the first three in a row and
-     * every twelfth after them (once a minute or so while etcd keeps refusing, at the service's slowest retry), the
-     * others at debug level, so that a cluster that stays away is reported without a warning every few hundred ms.
+     * The level of the report of the {@code n}-th failed watch in a row: a warning for the first three and every
+     * twelfth after them (once a minute or so while etcd keeps refusing, at the service's slowest retry), the others
+     * at debug level, so that a cluster that stays away is reported without a warning every few hundred ms.
      */
-    private System.Logger.Level gapLevel() {
-        return gapLevel(++gapsInARow);
-    }
-
-    /** The level of the report of the {@code n}-th failed watch in a row ({@link #gapLevel()}). */
     static System.Logger.Level gapLevel(int n) {
         return n <= 3 || n % 12 == 0 ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG;
     }

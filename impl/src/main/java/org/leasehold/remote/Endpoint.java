@@ -246,7 +246,9 @@ final class Endpoint implements AutoCloseable {
         if (old != null) {
             old.cancel();
         }
-        syncTimer = local.schedule(Micros.plus(local.nowMicros(), Micros.of(config.clockSyncInterval())), this::syncAsync);
+        // After the interval of elapsed time, not at a time of the local clock: a clock stepped back would otherwise
+        // put off the very measurement that sees the step by as long as the step.
+        syncTimer = local.scheduleAfter(Micros.of(config.clockSyncInterval()), this::syncAsync);
     }
 
     /** One sample without blocking (runs on the timer thread; the reply arrives on the transport's thread). */

@@ -13,7 +13,6 @@ import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseException;
 import org.leasehold.lease.LeaseRequest;
 import org.leasehold.lease.LeaseServiceUnavailableException;
-import org.leasehold.time.Micros;
 import org.leasehold.time.TimeSource;
 import org.leasehold.wire.ProtoCodec;
 import org.leasehold.wire.proto.AcquireRequest;
@@ -96,7 +95,8 @@ final class SessionCalls {
             result.thenAccept(lease -> elsewhere.granted(e, lease));
         }
         if (timeoutMillis > 0 && !result.isDone()) {
-            TimeSource.Timer timer = local.schedule(Micros.plus(local.nowMicros(), timeoutMillis * 1_000L), () -> {
+            // Elapsed time, not the local clock's: a clock stepped back must not leave the caller waiting as long.
+            TimeSource.Timer timer = local.scheduleAfter(timeoutMillis * 1_000L, () -> {
                 if (result.completeExceptionally(new LeaseServiceUnavailableException(null, "lease server " + e.address
                         + " did not answer the acquisition within " + timeoutMillis + " ms (its wait plus the call "
                         + "timeout); it was withdrawn"))) {

@@ -6,8 +6,9 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The real clock (UTC) with one daemon timer thread. A task that fires early because the clock was stepped back is
- * put back until the clock reads its time.
+ * The real clock (UTC) with one daemon timer thread. A task scheduled for a time of the clock that fires early because
+ * the clock was stepped back is put back until the clock reads its time; one scheduled after a delay
+ * ({@link #scheduleAfter}) runs after that much elapsed time, whatever the clock does.
  */
 public final class SystemTimeSource implements TimeSource, AutoCloseable {
     private final Clock clock;
@@ -44,6 +45,18 @@ public final class SystemTimeSource implements TimeSource, AutoCloseable {
         Entry entry = new Entry(atMicros, task);
         entry.arm();
         return entry;
+    }
+
+    /** After {@code delayMicros} of the monotonic timer, whatever the clock does meanwhile. */
+    @Override
+    public Timer scheduleAfter(long delayMicros, Runnable task) {
+        try {
+            ScheduledFuture<?> f = timer.schedule(task, Math.max(0, delayMicros), TimeUnit.MICROSECONDS);
+            return () -> f.cancel(false);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // Shut down: the owner is closing and no longer needs its timers.
+            return () -> { };
+        }
     }
 
     @Override

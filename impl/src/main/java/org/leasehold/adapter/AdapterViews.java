@@ -125,7 +125,7 @@ final class AdapterViews implements AutoCloseable {
             return;
         }
         scheduled = true;
-        timer = time.schedule(time.nowMicros() + interval.toNanos() / 1_000, this::due);
+        timer = time.scheduleAfter(interval.toNanos() / 1_000, this::due);
     }
 
     /** On the timer thread: hands the pass to the work manager. */

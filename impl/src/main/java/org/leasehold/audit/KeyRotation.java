@@ -46,7 +46,7 @@ public final class KeyRotation implements AutoCloseable {
     }
 
     private void arm() {
-        timer = time.schedule(time.nowMicros() + CHECK_MICROS, this::check);
+        timer = time.scheduleAfter(CHECK_MICROS, this::check);
     }
 
     /** One look at the key directory, then the next timer (none after {@link #close}). */

@@ -176,11 +176,13 @@ final class Appender {
     }
 
     private void scheduleFlush() {
-        long at = Micros.plus(time.nowMicros(), Micros.of(policy.interval()));
+        // Elapsed time, not a time of the clock: a clock stepped back must not leave acknowledged messages unforced
+        // for as long as the step (the interval is what a machine crash may lose).
+        long after = Micros.of(policy.interval());
         lock.lock();
         try {
             if (!closing) {
-                flushTimer = time.schedule(at, () -> execute(() -> {
+                flushTimer = time.scheduleAfter(after, () -> execute(() -> {
                     files.flushDirty();
                     scheduleFlush();
                 }));

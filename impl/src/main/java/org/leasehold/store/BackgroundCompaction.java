@@ -63,7 +63,7 @@ final class BackgroundCompaction implements AutoCloseable {
     }
 
     private void arm() {
-        timer = time.schedule(time.nowMicros() + intervalMicros, () -> {
+        timer = time.scheduleAfter(intervalMicros, () -> {
             if (!closed) {
                 try {
                     worker.execute(this::run);

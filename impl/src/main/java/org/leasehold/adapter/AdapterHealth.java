@@ -155,6 +155,10 @@ final class AdapterHealth {
                 return "another server took log '" + config.log() + "' over: this server's embedded lease service grants "
                         + "nothing any more";
             }
+            String clock = ownership.clockProblem();
+            if (clock != null) {
+                return clock;
+            }
             String beat = ownership.heartbeatProblem();
             if (beat != null) {
                 return "this server cannot confirm that it still owns log '" + config.log() + "': " + beat

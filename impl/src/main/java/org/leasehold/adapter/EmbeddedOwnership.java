@@ -27,10 +27,13 @@ import org.leasehold.time.TimeSource;
  *   <li>To claim, a server lists the directory and reads the highest file. If its last heartbeat is older than its TTL
  *       plus the clock error, or it is this writer's own (a restart), the server creates {@code owner.<n+1>} with an
  *       exclusive create; otherwise, or if another server created that file first, it refuses, saying who owns the log.
- *   <li>The owner appends a heartbeat every eighth of the TTL. After each one it lets its lease engine grant for
- *       half a TTL more ({@link org.leasehold.engine.EmbeddedLeaseService#fenceAt}); an owner that stops refreshing
- *       (paused, cut off from the store) stops granting by itself before anyone may take over. If it finds a higher
- *       owner file, it has been replaced and fences its engine for good.
+ *   <li>The owner appends a heartbeat every eighth of the TTL (of elapsed time). After each one it lets its lease
+ *       engine grant for half a TTL more ({@link org.leasehold.engine.EmbeddedLeaseService#fenceAt}); an owner that
+ *       stops refreshing (paused, cut off from the store) stops granting by itself before anyone may take over. If it
+ *       finds a higher owner file, it has been replaced and fences its engine for good. If its clock reads more than
+ *       the clock error below the latest time it read at a heartbeat (stepped back), it grants nothing until the
+ *       clock reads that time again: its grants would otherwise carry times other servers have passed, and its
+ *       heartbeats look stale to them, so one may take over meanwhile.
  *   <li>A new owner's engine waits out the previous owner's last grants: it grants from the previous owner's last
  *       heartbeat + TTL/2 + maximum lease + grace + clock error (nothing to wait for when there was none).
  * </ul>
@@ -68,19 +71,26 @@ final class EmbeddedOwnership implements AutoCloseable {
     private volatile String lastFailure;
     /** When the last heartbeat ran, successful or not. */
     private volatile long lastBeatMicros;
+    private final long clockErrorMicros;
+    /** The latest time the clock read at a heartbeat (the heartbeat thread's). */
+    private long latestMicros;
+    /** While the clock reads below {@link #latestMicros} by more than the clock error: why (null otherwise). */
+    private volatile String steppedBack;
 
     /** What the owner moves forward after each heartbeat. */
     interface Fence {
         void grantUntil(Instant until, String reason);
     }
 
-    private EmbeddedOwnership(NfsSafeFiles fs, Path dir, int number, String writer, Duration ttl, TimeSource time,
-            FileChannel file, Instant grantableFrom) {
+    @SuppressWarnings("checkstyle:ParameterNumber")
+    private EmbeddedOwnership(NfsSafeFiles fs, Path dir, int number, String writer, Duration ttl, Duration clockError,
+            TimeSource time, FileChannel file, Instant grantableFrom) {
         this.fs = fs;
         this.dir = dir;
         this.number = number;
         this.writer = writer;
         this.ttl = ttl;
+        this.clockErrorMicros = Micros.of(clockError);
         this.time = time;
         this.file = file;
         this.grantableFrom = grantableFrom;
@@ -140,7 +150,7 @@ final class EmbeddedOwnership implements AutoCloseable {
             throw new OwnedElsewhereException("the log '" + log + "' in " + root + " was just claimed by writer '"
                     + p.writer + "': embedded mode serves one server only");
         }
-        EmbeddedOwnership o = new EmbeddedOwnership(fs, dir, mine, writer, ttl, time, ch, grantableFrom);
+        EmbeddedOwnership o = new EmbeddedOwnership(fs, dir, mine, writer, ttl, clockError, time, ch, grantableFrom);
         o.append("writer=" + writer + " ttl=" + ttl.toMillis() + " claimed=" + now + "\n" + now + "\n");
         LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4001 this server ({0}) owns log {1} for its embedded lease "
                 + "service (owner file {2}); grants from {3}", writer, log, mine, grantableFrom);
@@ -156,6 +166,7 @@ final class EmbeddedOwnership implements AutoCloseable {
     void start(Fence f) {
         this.fence = f;
         lastBeatMicros = time.nowMicros();
+        latestMicros = lastBeatMicros;
         f.grantUntil(Micros.toInstant(Micros.plus(time.nowMicros(), Micros.of(ttl) / 2)), "not confirmed yet");
         schedule();
     }
@@ -171,6 +182,14 @@ final class EmbeddedOwnership implements AutoCloseable {
                 + lastFailure;
     }
 
+    /**
+     * Null unless this server's clock stepped back beyond the clock error since a heartbeat: then why its embedded lease
+     * service grants nothing until the clock reads the latest time it had read.
+     */
+    String clockProblem() {
+        return steppedBack;
+    }
+
     /** How long ago the last heartbeat ran (successful or not); zero before the first. */
     Duration sinceLastHeartbeat() {
         long last = lastBeatMicros;
@@ -179,7 +198,9 @@ final class EmbeddedOwnership implements AutoCloseable {
 
     private void schedule() {
         if (!closed && !replaced) {
-            next = time.schedule(Micros.plus(time.nowMicros(), Micros.of(ttl) / 8), this::beat);
+            // Elapsed time: a heartbeat for a time of the clock would not come for as long as the clock stepped back,
+            // and it is the heartbeat that sees the step.
+            next = time.scheduleAfter(Micros.of(ttl) / 8, this::beat);
         }
     }
 
@@ -210,6 +231,9 @@ final class EmbeddedOwnership implements AutoCloseable {
             long now = time.nowMicros();
             append(now + "\n");
             failures = 0;
+            if (steppedBack(now)) {
+                return;
+            }
             fence.grantUntil(Micros.toInstant(Micros.plus(now, Micros.of(ttl) / 2)),
                     "this server could not confirm that it still owns its log (heartbeats failing)");
         } catch (IOException e) {
@@ -221,6 +245,33 @@ final class EmbeddedOwnership implements AutoCloseable {
         } finally {
             schedule();
         }
+    }
+
+    /**
+     * Whether the clock reads more than the clock error below the latest time it read at a heartbeat: then the engine
+     * grants nothing from now (logged once a step), until the clock reads that time again.
+     */
+    private boolean steppedBack(long now) {
+        if (now >= latestMicros - clockErrorMicros) {
+            latestMicros = Math.max(latestMicros, now);
+            if (steppedBack != null) {
+                steppedBack = null;
+                LOG.log(System.Logger.Level.INFO, "LEASEHOLD-4104 this server''s clock reads {0} again: its "
+                        + "embedded lease service grants again", Micros.toInstant(latestMicros));
+            }
+            return false;
+        }
+        String why = "this server's clock stepped back: it reads " + Micros.toInstant(now) + ", "
+                + Duration.ofNanos((latestMicros - now) * 1_000L) + " behind the " + Micros.toInstant(latestMicros)
+                + " it read at an earlier heartbeat (more than MaxClockErrorMillis); its embedded lease service grants "
+                + "nothing until the clock reads that time again, and another server may take the log over meanwhile. "
+                + "Correct this machine's clock (NTP)";
+        fence.grantUntil(Micros.toInstant(now), why);
+        if (steppedBack == null) {
+            LOG.log(System.Logger.Level.ERROR, "LEASEHOLD-4103 " + why);
+        }
+        steppedBack = why;
+        return true;
     }
 
     private synchronized void append(String text) throws IOException {

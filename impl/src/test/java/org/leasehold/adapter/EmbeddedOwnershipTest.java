@@ -1,5 +1,6 @@
 package org.leasehold.adapter;
 
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,11 +10,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
 import org.leasehold.fs.NfsSafeFiles;
 import org.leasehold.time.ManualTimeSource;
 import org.leasehold.time.Micros;
+import org.leasehold.time.SteppedClock;
+import org.leasehold.time.SystemTimeSource;
 
 /** Who owns a log in embedded mode, as a second server reads it from the owner file. */
 class EmbeddedOwnershipTest {
@@ -53,5 +57,59 @@ class EmbeddedOwnershipTest {
                 Duration.ofSeconds(8), Duration.ofSeconds(10), Duration.ofSeconds(2), Duration.ofMillis(500), time)) {
             assertTrue(!o.grantableFrom().isAfter(NOW), "the first owner's last grant was long ago: " + o.grantableFrom());
         }
+    }
+
+    /** The fence as the owner last moved it. */
+    private record Fenced(Instant until, String reason) {
+    }
+
+    /**
+     * An owner whose clock steps back an hour (beyond the 500 ms clock error) while it serves: its next heartbeat,
+     * which runs on elapsed time, sees the step and fences its engine at once, saying why (health reads it), instead of
+     * letting it grant for the hour in which its heartbeats would not come and other servers read them as stale. Once
+     * the clock reads its latest time again, heartbeats move the fence ahead as before. The real clock, stepped.
+     */
+    @Test
+    void anOwnerWhoseClockStepsBackGrantsNothingUntilItsClockReadsItsLatestTimeAgain() throws Exception {
+        Path root = AdapterFixture.freshRoot("ownership-step");
+        try (SystemTimeSource wall = new SystemTimeSource("ownership-step-wall")) {
+            SteppedClock clock = new SteppedClock(wall.clock());
+            try (SystemTimeSource time = new SystemTimeSource(clock, "ownership-step");
+                    EmbeddedOwnership o = EmbeddedOwnership.claim(new NfsSafeFiles(), root, "ledger", "first",
+                            Duration.ofMillis(800), Duration.ofSeconds(10), Duration.ofSeconds(2), Duration.ofMillis(500),
+                            time)) {
+                AtomicReference<Fenced> fenced = new AtomicReference<>();
+                o.start((until, reason) -> fenced.set(new Fenced(until, reason)));
+                assertTrue(await(() -> fenced.get().reason().contains("heartbeats failing")), "a first heartbeat");
+                assertNull(o.clockProblem());
+
+                clock.step(Duration.ofHours(-1));
+                assertTrue(await(() -> o.clockProblem() != null), "the step seen within 10 s (heartbeats every 100 ms)");
+                Fenced f = fenced.get();
+                assertTrue(f.reason().contains("clock stepped back") && f.reason().contains("behind the"), f.reason());
+                assertTrue(!f.until().isAfter(time.now()), "fenced from the step's heartbeat on: " + f);
+                assertTrue(o.clockProblem().contains("grants nothing until the clock reads that time again"),
+                        o.clockProblem());
+
+                clock.step(Duration.ofHours(1));
+                assertTrue(await(() -> o.clockProblem() == null), "the clock reads its latest time again");
+                assertTrue(await(() -> fenced.get().until().isAfter(time.now())), "the fence half a TTL ahead again: "
+                        + fenced.get());
+            }
+        }
+    }
+
+    private interface Condition {
+        boolean holds();
+    }
+
+    private static boolean await(Condition c) throws InterruptedException {
+        for (int i = 0; i < 1_000; i++) {
+            if (c.holds()) {
+                return true;
+            }
+            Thread.sleep(10);
+        }
+        return c.holds();
     }
 }

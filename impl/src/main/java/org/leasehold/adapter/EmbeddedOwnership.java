@@ -252,7 +252,8 @@ final class EmbeddedOwnership implements AutoCloseable {
      * grants nothing from now (logged once a step), until the clock reads that time again.
      */
     private boolean steppedBack(long now) {
-        if (now >= latestMicros - clockErrorMicros) {
+        // Within the clock error a clock may move back; once it stepped beyond, it must read its latest time again.
+        if (now >= latestMicros - (steppedBack == null ? clockErrorMicros : 0)) {
             latestMicros = Math.max(latestMicros, now);
             if (steppedBack != null) {
                 steppedBack = null;

@@ -144,4 +144,15 @@ final class AdapterFixture implements AutoCloseable {
             context.close();
         }
     }
+
+    /** Polls {@code c} every 10 ms for up to 10 s of real time (for tests on a real clock); whether it came to hold. */
+    static boolean await(java.util.function.BooleanSupplier c) throws InterruptedException {
+        for (int i = 0; i < 1_000; i++) {
+            if (c.getAsBoolean()) {
+                return true;
+            }
+            Thread.sleep(10);
+        }
+        return c.getAsBoolean();
+    }
 }

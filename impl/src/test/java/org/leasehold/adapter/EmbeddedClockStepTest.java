@@ -83,7 +83,7 @@ class EmbeddedClockStepTest {
                 assertTrue(leasesCheck(f).up(), leasesCheck(f).toString());
 
                 clock.step(Duration.ofHours(-1));
-                assertTrue(await(() -> !leasesCheck(f).up()), "the health check sees the step within 10 s (heartbeats "
+                assertTrue(AdapterFixture.await(() -> !leasesCheck(f).up()), "the health check sees the step within 10 s (heartbeats "
                         + "every 125 ms): " + leasesCheck(f));
                 assertTrue(leasesCheck(f).detail().contains("clock stepped back"), leasesCheck(f).toString());
                 LeaseServiceUnavailableException refused = assertThrows(LeaseServiceUnavailableException.class,
@@ -93,7 +93,7 @@ class EmbeddedClockStepTest {
                         refused.getMessage());
 
                 clock.step(Duration.ofHours(1));
-                assertTrue(await(() -> leasesCheck(f).up()), "healthy again once the clock reads its latest time: "
+                assertTrue(AdapterFixture.await(() -> leasesCheck(f).up()), "healthy again once the clock reads its latest time: "
                         + leasesCheck(f));
                 leases.release(leases.acquire(LeaseRequest.builder(A, "k2").build()), null, null);
             }
@@ -103,19 +103,5 @@ class EmbeddedClockStepTest {
     private static AdapterStatus.Check leasesCheck(AdapterFixture f) {
         return f.factory.status().checks().stream().filter(c -> c.name().equals(AdapterStatus.LEASES)).findFirst()
                 .orElseThrow();
-    }
-
-    private interface Condition {
-        boolean holds();
-    }
-
-    private static boolean await(Condition c) throws InterruptedException {
-        for (int i = 0; i < 1_000; i++) {
-            if (c.holds()) {
-                return true;
-            }
-            Thread.sleep(10);
-        }
-        return c.holds();
     }
 }

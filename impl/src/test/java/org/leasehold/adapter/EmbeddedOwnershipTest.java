@@ -80,11 +80,11 @@ class EmbeddedOwnershipTest {
                             time)) {
                 AtomicReference<Fenced> fenced = new AtomicReference<>();
                 o.start((until, reason) -> fenced.set(new Fenced(until, reason)));
-                assertTrue(await(() -> fenced.get().reason().contains("heartbeats failing")), "a first heartbeat");
+                assertTrue(AdapterFixture.await(() -> fenced.get().reason().contains("heartbeats failing")), "a first heartbeat");
                 assertNull(o.clockProblem());
 
                 clock.step(Duration.ofHours(-1));
-                assertTrue(await(() -> o.clockProblem() != null), "the step seen within 10 s (heartbeats every 100 ms)");
+                assertTrue(AdapterFixture.await(() -> o.clockProblem() != null), "the step seen within 10 s (heartbeats every 100 ms)");
                 Fenced f = fenced.get();
                 assertTrue(f.reason().contains("clock stepped back") && f.reason().contains("behind the"), f.reason());
                 assertTrue(!f.until().isAfter(time.now()), "fenced from the step's heartbeat on: " + f);
@@ -92,24 +92,10 @@ class EmbeddedOwnershipTest {
                         o.clockProblem());
 
                 clock.step(Duration.ofHours(1));
-                assertTrue(await(() -> o.clockProblem() == null), "the clock reads its latest time again");
-                assertTrue(await(() -> fenced.get().until().isAfter(time.now())), "the fence half a TTL ahead again: "
+                assertTrue(AdapterFixture.await(() -> o.clockProblem() == null), "the clock reads its latest time again");
+                assertTrue(AdapterFixture.await(() -> fenced.get().until().isAfter(time.now())), "the fence half a TTL ahead again: "
                         + fenced.get());
             }
         }
-    }
-
-    private interface Condition {
-        boolean holds();
-    }
-
-    private static boolean await(Condition c) throws InterruptedException {
-        for (int i = 0; i < 1_000; i++) {
-            if (c.holds()) {
-                return true;
-            }
-            Thread.sleep(10);
-        }
-        return c.holds();
     }
 }

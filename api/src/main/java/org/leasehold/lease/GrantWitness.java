@@ -16,21 +16,65 @@ import java.util.function.BiConsumer;
  * so a grant never waits for a signature. What a message stores with the lease ({@link #sealed()}) is complete only
  * with the proof; a writer awaits it when it writes, which is later anyway.
  *
+ * <p>A witness may be signed only when somebody asks for its proof (grants and renewals: most leases are released
+ * without a message written under them, and a witness no frame carries needs no signature). Asking is
+ * {@link #sealed()}, {@link #whenSealed} or {@link #await}; {@link #sealedNow()} and {@link #isSealed()} only look.
+ *
  * <p>Equal witnesses have equal {@link #statement()} bytes; two values are equal when their statements are.
  */
 public final class GrantWitness {
     private final byte[] statement;
     private final CompletableFuture<byte[]> sealed;
+    /** What asks for the proof, until somebody first wants it (then null); null from the start if it comes anyway. */
+    private volatile Runnable ask;
 
     /**
-     * A witness and its pending proof.
+     * A witness and its pending proof, which comes without being asked for.
      *
      * @param statement the witness's canonical bytes (docs/FORMAT.md, "Witness")
      * @param sealed    completes with the bytes a frame stores for the lease (docs/FORMAT.md, "Frame witness")
      */
     public GrantWitness(byte[] statement, CompletionStage<byte[]> sealed) {
+        this(statement, sealed, null);
+    }
+
+    /**
+     * A witness whose proof comes once asked for: {@code ask} runs once, when somebody first wants the proof
+     * ({@link #sealed()}, {@link #whenSealed}, {@link #await}), and makes {@code sealed} complete.
+     *
+     * @param statement the witness's canonical bytes (docs/FORMAT.md, "Witness")
+     * @param sealed    completes with the bytes a frame stores for the lease (docs/FORMAT.md, "Frame witness")
+     * @param ask       asks the lease service for the proof (null: it comes anyway)
+     */
+    public GrantWitness(byte[] statement, CompletionStage<byte[]> sealed, Runnable ask) {
         this.statement = Objects.requireNonNull(statement, "GrantWitness.statement").clone();
         this.sealed = Objects.requireNonNull(sealed, "GrantWitness.sealed").toCompletableFuture();
+        this.ask = ask;
+    }
+
+    /** Runs {@link #ask} the first time the proof is wanted. */
+    private CompletableFuture<byte[]> wanted() {
+        Runnable a = ask;
+        if (a != null) {
+            synchronized (this) {
+                a = ask;
+                ask = null;
+            }
+            if (a != null && !sealed.isDone()) {
+                a.run();
+            }
+        }
+        return sealed;
+    }
+
+    /** True while the proof has not been asked for and will not come unless it is ({@link #sealed()} asks). */
+    public boolean unasked() {
+        return ask != null && !sealed.isDone();
+    }
+
+    /** True if {@code statement} holds this witness's canonical bytes (no copy made). */
+    public boolean hasStatement(byte[] statement) {
+        return Arrays.equals(this.statement, statement);
     }
 
     /** The witness's canonical bytes (a copy). */
@@ -38,19 +82,22 @@ public final class GrantWitness {
         return statement.clone();
     }
 
-    /** Completes with the frame witness bytes once the witness's batch is signed (a stage callers cannot complete). */
+    /**
+     * Completes with the frame witness bytes once the witness's batch is signed (a stage callers cannot complete); asks
+     * for the proof if nobody has.
+     */
     public CompletionStage<byte[]> sealed() {
-        return sealed.minimalCompletionStage();
+        return wanted().minimalCompletionStage();
     }
 
     /**
-     * Runs {@code action} once the witness's batch is signed, with a copy of the frame witness bytes, or with why
-     * there is none (the other argument null); at once, on the calling thread, if it is signed already, else on the
-     * thread that completes the proof (the service's signing thread: do little there).
+     * Asks for the proof if nobody has, and runs {@code action} once the witness's batch is signed, with a copy of the
+     * frame witness bytes, or with why there is none (the other argument null); at once, on the calling thread, if it
+     * is signed already, else on the thread that completes the proof (the service's signing thread: do little there).
      */
     public void whenSealed(BiConsumer<? super byte[], ? super Throwable> action) {
         Objects.requireNonNull(action, "GrantWitness.whenSealed action");
-        sealed.whenComplete((bytes, error) -> action.accept(bytes == null ? null : bytes.clone(), error));
+        wanted().whenComplete((bytes, error) -> action.accept(bytes == null ? null : bytes.clone(), error));
     }
 
     /** A copy of the frame witness bytes if the proof is there, else null (also if signing failed). */
@@ -67,14 +114,14 @@ public final class GrantWitness {
     }
 
     /**
-     * The frame witness bytes, waiting up to {@code timeout} for the proof.
+     * The frame witness bytes, asking for the proof if nobody has and waiting up to {@code timeout} for it.
      *
      * @throws IllegalStateException if the proof did not come within the timeout, or signing failed (the lease
      *                               service stopped); the message says which
      */
     public byte[] await(Duration timeout) {
         try {
-            return sealed.get(timeout.toNanos(), TimeUnit.NANOSECONDS).clone();
+            return wanted().get(timeout.toNanos(), TimeUnit.NANOSECONDS).clone();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while waiting for the signature of a lease witness", e);
@@ -99,6 +146,7 @@ public final class GrantWitness {
 
     @Override
     public String toString() {
-        return "GrantWitness[" + statement.length + " B" + (sealed.isDone() ? ", sealed" : ", pending") + "]";
+        return "GrantWitness[" + statement.length + " B" + (sealed.isDone() ? ", sealed" : unasked() ? ", unasked"
+                : ", pending") + "]";
     }
 }

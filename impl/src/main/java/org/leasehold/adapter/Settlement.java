@@ -15,6 +15,7 @@ import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseBrokenException;
 import org.leasehold.lease.LeaseException;
 import org.leasehold.lease.LeaseExpiredException;
+import org.leasehold.lease.LeaseGrant;
 import org.leasehold.lease.LeaseKind;
 import org.leasehold.lease.LeaseService;
 import org.leasehold.lease.LeaseServiceUnavailableException;
@@ -60,6 +61,15 @@ final class Settlement {
 
     /** Upgrades every tentative lease of {@code u} and makes sure enough time is left; null if all is well. */
     String upgradeAll(UnitOfWork u) {
+        return upgradeAll(u, true);
+    }
+
+    /**
+     * As {@link #upgradeAll(UnitOfWork)}; if {@code writes}, also asks for the proofs of the witnesses the unit's frames
+     * will carry, so that they are signed while the transaction goes on to commit (an upgrade's are queued anyway; a
+     * lease taken full, or renewed here, has witnesses signed only when asked).
+     */
+    private String upgradeAll(UnitOfWork u, boolean writes) {
         String clockProblem = clocks.problem();
         if (clockProblem != null) {
             return clockProblem;
@@ -87,6 +97,9 @@ final class Settlement {
                 return "a lease could not be upgraded (" + e.getMessage() + ")";
             }
         }
+        if (writes) {
+            askProofs(u.leases());
+        }
         return null;
     }
 
@@ -96,7 +109,18 @@ final class Settlement {
      * a lease broken by an older transaction means another may have read or written that state meanwhile.
      */
     String readOnlyProblem(UnitOfWork u) {
-        return u.holdsUntilCompletion() ? upgradeAll(u) : null;
+        return u.holdsUntilCompletion() ? upgradeAll(u, false) : null;
+    }
+
+    /** Asks for the proofs of the witnesses of {@code leases} (nothing waits here). */
+    private static void askProofs(List<Lease> leases) {
+        for (Lease l : leases) {
+            for (LeaseGrant g : l.grants()) {
+                if (g.witness() != null && g.witness().unasked()) {
+                    g.witness().sealed();
+                }
+            }
+        }
     }
 
     /** The reason the unit cannot commit any more (a lost or ended lease), or null. */

@@ -2,14 +2,17 @@ package org.leasehold.audit;
 
 import java.util.concurrent.CompletableFuture;
 
+import org.leasehold.lease.GrantWitness;
+
 /**
  * A lease service's signer: witnesses and time answers go into one stream of batches signed by the service's current
  * key. Nothing waits for a signature here; each call returns a future that the batch completes, and blocking on it
  * has the batch signed without waiting out its linger ({@link ProofFuture}).
  *
  * <p>{@link #rotate(SigningKey)} switches to a new key without a pause: statements submitted before the switch are
- * signed with the old key, later ones with the new key. The caller publishes the new key before it rotates
- * ({@link PublishedKeys}).
+ * signed with the old key, later ones with the new key. A witness that names the key just rotated out (built before
+ * the switch, its proof asked for after it) is still signed with that key, until the next rotation: its signed time
+ * lies before the new key's validity. The caller publishes the new key before it rotates ({@link PublishedKeys}).
  */
 public final class AuditSigner implements AutoCloseable {
     private final String serviceId;
@@ -17,6 +20,8 @@ public final class AuditSigner implements AutoCloseable {
     private final long lingerMicros;
     private final int maxBatch;
     private volatile BatchSigner batches;
+    /** The signer of the key before the current one, for witnesses that name it; null before the first rotation. */
+    private volatile BatchSigner previous;
     /** What the signers of earlier keys did (guarded by this). */
     private Counts retired = new Counts(0, 0, 0, 0, 0);
 
@@ -85,7 +90,9 @@ public final class AuditSigner implements AutoCloseable {
 
     /** What the signer did since it started, with every key (see {@link Counts}). */
     public synchronized Counts totals() {
-        return retired.plus(batches);
+        Counts c = retired.plus(batches);
+        BatchSigner p = previous;
+        return p == null ? c : c.plus(p);
     }
 
     /** Has the batch being gathered signed now: somebody (a client's time request) waits for it. */
@@ -99,8 +106,8 @@ public final class AuditSigner implements AutoCloseable {
     }
 
     /**
-     * Queues {@code witness} for signing. Its key id must be {@link #keyId()}'s; a witness built just before a
-     * rotation is given the new key id here.
+     * Queues {@code witness} for signing with the key it names: the current one, or the one rotated out last; a
+     * witness that names an older key is given the current key's id here.
      */
     public CompletableFuture<FrameWitness> sign(Witness witness) {
         return sign(witness, null);
@@ -112,7 +119,7 @@ public final class AuditSigner implements AutoCloseable {
      * the new key id here is encoded again.
      */
     public CompletableFuture<FrameWitness> sign(Witness witness, byte[] encoded) {
-        BatchSigner b = batches;
+        BatchSigner b = signerOf(witness.keyId());
         boolean keyKept = witness.keyId().equals(b.key().id());
         Witness w = keyKept ? witness : witness.withKeyId(b.key().id());
         byte[] bytes = keyKept && encoded != null ? encoded : w.encode();
@@ -120,8 +127,8 @@ public final class AuditSigner implements AutoCloseable {
             if (e == null) {
                 return CompletableFuture.completedFuture(new FrameWitness(bytes, w, p, null, null, null));
             }
-            // Submitted to a key that was rotated out at that moment: sign with the new one.
-            return batches != b ? sign(w) : CompletableFuture.<FrameWitness>failedFuture(e);
+            // Submitted to a key that was retired at that moment: sign with the current one.
+            return retired(b) ? sign(w) : CompletableFuture.<FrameWitness>failedFuture(e);
         }).thenCompose(f -> f);
     }
 
@@ -137,8 +144,35 @@ public final class AuditSigner implements AutoCloseable {
         return f;
     }
 
-    private void submitFrame(Witness witness, byte[] encoded, CompletableFuture<byte[]> f) {
+    /**
+     * The {@link GrantWitness} of {@code witness} ({@code encoded}: its encoding): queued for signing now if
+     * {@code now}, else only once somebody asks for its proof ({@link GrantWitness#sealed()}), as {@link #signFrame}
+     * would. A grant's or renewal's witness waits to be asked (most leases end without a message written under
+     * them); an upgrade's does not (its transaction writes under it at once).
+     */
+    public GrantWitness grantWitness(Witness witness, byte[] encoded, boolean now) {
+        CompletableFuture<byte[]> f = new ProofFuture<>(this::hurry);
+        if (now) {
+            submitFrame(witness, encoded, f);
+            return new GrantWitness(encoded, f);
+        }
+        return new GrantWitness(encoded, f, () -> submitFrame(witness, encoded, f));
+    }
+
+    /** The signer for statements that name {@code key}: the current key's, the previous key's, else the current. */
+    private BatchSigner signerOf(KeyId key) {
         BatchSigner b = batches;
+        BatchSigner p = previous;
+        return p != null && !key.equals(b.key().id()) && key.equals(p.key().id()) ? p : b;
+    }
+
+    /** True if {@code b} no longer signs for this signer (rotated out twice, or closed on rotation). */
+    private boolean retired(BatchSigner b) {
+        return b != batches && b != previous;
+    }
+
+    private void submitFrame(Witness witness, byte[] encoded, CompletableFuture<byte[]> f) {
+        BatchSigner b = signerOf(witness.keyId());
         boolean keyKept = witness.keyId().equals(b.key().id());
         Witness w = keyKept ? witness : witness.withKeyId(b.key().id());
         byte[] bytes = keyKept && encoded != null ? encoded : w.encode();
@@ -154,8 +188,8 @@ public final class AuditSigner implements AutoCloseable {
 
             @Override
             public void failed(Throwable error) {
-                if (batches != b) {
-                    // Submitted to a key that was rotated out at that moment: sign with the new one.
+                if (retired(b)) {
+                    // Submitted to a key that was retired at that moment: sign with the current one.
                     submitFrame(w, null, f);
                 } else {
                     f.completeExceptionally(error);
@@ -178,19 +212,27 @@ public final class AuditSigner implements AutoCloseable {
     }
 
     /**
-     * Signs with {@code next} from now on; the old key's queue is signed and its thread stopped (meanwhile
-     * {@link #totals} waits, so that it never counts less than before).
+     * Signs with {@code next} from now on; the old key goes on signing the witnesses that name it, and the key before
+     * it has its queue signed and its thread stopped (meanwhile {@link #totals} waits, so that it never counts less
+     * than before).
      */
     public synchronized void rotate(SigningKey next) {
-        BatchSigner old = batches;
+        BatchSigner older = previous;
+        previous = batches;
         batches = new BatchSigner(next, lingerMicros, maxBatch, "leasehold-audit-signer-" + next.id());
-        old.close();
-        retired = retired.plus(old);
+        if (older != null) {
+            older.close();
+            retired = retired.plus(older);
+        }
     }
 
     /** Signs what is queued and stops. */
     @Override
     public void close() {
+        BatchSigner p = previous;
+        if (p != null) {
+            p.close();
+        }
         batches.close();
     }
 }

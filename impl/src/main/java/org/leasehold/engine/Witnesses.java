@@ -17,9 +17,11 @@ import org.leasehold.time.Micros;
 
 /**
  * Gives every lease the engine hands out its witnesses: one {@link Witness} per name, stamped with the engine's time
- * as signed time, queued for the next signed batch. Nothing waits for the signature; each grant's
- * {@link GrantWitness} completes when its batch is signed, which an upgrade's witnesses (written within the
- * transaction's commit) and a writer blocking on a proof hurry. Called with no lock held.
+ * as signed time. Nothing waits for the signature; each grant's {@link GrantWitness} completes when its batch is
+ * signed. An upgrade's witnesses are queued for the next signed batch at once, and hurry it (they are written within
+ * the transaction's commit); a grant's, renewal's or reinstatement's only once somebody asks for the proof (a writer
+ * stamping a message, a client asking the lease server), since most leases end with no message written under them.
+ * Called with no lock held.
  */
 final class Witnesses {
     private final AuditSigner signer;
@@ -67,8 +69,7 @@ final class Witnesses {
                 micros(lease.grantedAt()), signedAt, signer.radius(), g.correlationId() == null ? CorrelationId.NONE
                         : g.correlationId(), predId, ending, endedAt, watermark, watermarkAt, lease.holder(),
                 principal);
-        byte[] encoded = w.encode();
-        return new GrantWitness(encoded, signer.signFrame(w, encoded));
+        return signer.grantWitness(w, w.encode(), event == WitnessEvent.UPGRADE);
     }
 
     private static long micros(Instant i) {

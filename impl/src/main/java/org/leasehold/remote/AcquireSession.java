@@ -8,6 +8,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 
+import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 
@@ -21,6 +22,7 @@ import org.leasehold.wire.Protocol;
 import org.leasehold.wire.proto.AcquireRequest;
 import org.leasehold.wire.proto.HurryRequest;
 import org.leasehold.wire.proto.LeaseholdGrpc;
+import org.leasehold.wire.proto.ProofRequest;
 import org.leasehold.wire.proto.SessionReplies;
 import org.leasehold.wire.proto.SessionReply;
 import org.leasehold.wire.proto.SessionRequest;
@@ -94,7 +96,8 @@ final class AcquireSession implements SessionChannel {
     @Override
     public CompletableFuture<Lease> acquire(AcquireRequest request, boolean callerWaits) {
         CompletableFuture<Lease> f = new CompletableFuture<>();
-        send(request.getRequestId(), f, requests.acquisitions, SessionRequest.newBuilder().setAcquire(request).setWantsSeals(true).build());
+        send(request.getRequestId(), f, requests.acquisitions, SessionRequest.newBuilder().setAcquire(request),
+                Proofs.ON_REQUEST);
         return f;
     }
 
@@ -108,7 +111,7 @@ final class AcquireSession implements SessionChannel {
             return ack;
         }
         send(requestId, ack, requests.withdrawals,
-                SessionRequest.newBuilder().setWithdraw(WithdrawRequest.newBuilder().setRequestId(requestId)).build());
+                SessionRequest.newBuilder().setWithdraw(WithdrawRequest.newBuilder().setRequestId(requestId)), Proofs.NONE);
         return ack;
     }
 
@@ -122,7 +125,7 @@ final class AcquireSession implements SessionChannel {
     @Override
     public CompletableFuture<OpenRequests.Reply> call(long requestId, SessionRequest.Builder request) {
         CompletableFuture<OpenRequests.Reply> f = new CompletableFuture<>();
-        send(requestId, f, requests.calls, request.setRequestId(requestId).setWantsSeals(true).build());
+        send(requestId, f, requests.calls, request.setRequestId(requestId), Proofs.of(request));
         return f;
     }
 
@@ -131,7 +134,7 @@ final class AcquireSession implements SessionChannel {
      * {@code message}; if the stream cannot be opened or the message cannot be sent, the future fails.
      */
     private <T> void send(long id, CompletableFuture<T> future, Map<Long, OpenRequests.Open<T, Stream>> registry,
-            SessionRequest message) {
+            SessionRequest.Builder request, Proofs proofs) {
         Stream s;
         synchronized (this) {
             if (closed) {
@@ -160,7 +163,7 @@ final class AcquireSession implements SessionChannel {
             }
             registry.put(id, new OpenRequests.Open<>(future, s));
             // Queued under the lock: messages go out in the order they were registered.
-            s.outbox.add(message);
+            s.outbox.add(proofs.wanted(request, s.proofsOnRequest).build());
         }
         s.flush();
     }
@@ -197,14 +200,31 @@ final class AcquireSession implements SessionChannel {
         StreamObserver<SessionRequests> out;
         volatile boolean ended;
         volatile LeaseException failure;
+        /** The server signs a grant's or renewal's witness only when asked, as it said when this stream opened. */
+        final boolean proofsOnRequest = endpoint.proofsOnRequest();
         /**
          * The witnesses of the answers read on this stream: a proof still due hurries the server when a caller blocks
-         * on it, and fails at once once the stream has ended (the proof would have come on it).
+         * on it, and fails at once once the stream has ended (the proof would have come on it); with a server that
+         * signs on request, a proof that does not follow by itself is asked for on this stream once wanted.
          */
         final ProtoCodec.WitnessReader witnesses = endpoint.proofs.reader(() -> new ProofFuture<>(
-                AcquireSession.this::hurry), endpoint.address, () -> ended ? failure.getMessage() : null);
+                AcquireSession.this::hurry), endpoint.address, () -> ended ? failure.getMessage() : null,
+                proofsOnRequest ? this::askProof : null);
         final Queue<SessionRequest> outbox = new ConcurrentLinkedQueue<>();
         private final AtomicBoolean flushing = new AtomicBoolean();
+
+        /**
+         * Asks the server for the proof of {@code statement}, a witness it sent on this stream without one: one-way,
+         * answered by a {@code WitnessSeals} push on this stream (nothing once it has ended: the proof fails then).
+         */
+        void askProof(byte[] statement) {
+            if (ended) {
+                return;
+            }
+            outbox.add(SessionRequest.newBuilder().setRequestId(ids.getAsLong()).setProof(ProofRequest.newBuilder()
+                    .addWitnesses(ByteString.copyFrom(statement))).build());
+            flush();
+        }
 
         /**
          * Sends what is queued, joining the requests queued meanwhile into one message (up to

@@ -299,6 +299,16 @@ final class Endpoint implements AutoCloseable {
         return r;
     }
 
+    /**
+     * True if the server said it signs a grant's or renewal's witness only when asked (its last information, no call);
+     * false if it did not, or nothing is known yet (then every proof is pushed, as a server of an earlier release
+     * does).
+     */
+    boolean proofsOnRequest() {
+        InfoReply r = info;
+        return r != null && r.getProofsOnRequest();
+    }
+
     /** Fresh server information (one call). */
     InfoReply fetchInfo() throws LeaseException {
         InfoReply r = call(() -> blocking.withDeadlineAfter(config.callTimeout().toMillis(), TimeUnit.MILLISECONDS)

@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import org.leasehold.lease.GrantWitness;
@@ -25,12 +26,17 @@ import org.leasehold.wire.proto.WitnessSeals;
  * ({@code HurryRequest}) and, on the socket transport, read the connection the proof comes on while the caller waits.
  * When the connection ends first, they fail at once ({@link #sessionEnded}, or the reader itself for a witness read
  * during the end): the proof would have come on it.
+ *
+ * <p>A server that signs on request ({@code proofs_on_request}) pushes only the proofs the request asked for
+ * ({@code proof_follows}: an upgrade's); any other witness waits here, unregistered, until somebody asks for its proof
+ * ({@link GrantWitness#sealed()}), which registers it and sends a {@code ProofRequest} on its connection. Most grants
+ * are released without a message written under them, and their witnesses are never signed.
  */
 final class PendingProofs implements ProtoCodec.WitnessReader {
     private final Map<ByteBuffer, CompletableFuture<byte[]>> pending = new ConcurrentHashMap<>();
 
     @Override
-    public GrantWitness witness(byte[] statement, byte[] frameWitness) {
+    public GrantWitness witness(byte[] statement, byte[] frameWitness, boolean proofFollows) {
         return witness(statement, frameWitness, CompletableFuture::new, null, null);
     }
 
@@ -39,9 +45,50 @@ final class PendingProofs implements ProtoCodec.WitnessReader {
      * {@code due} makes (one that hurries the server and, where the transport needs it, reads the connection when a
      * caller blocks on it), failed at once if {@code ended} says why the connection has ended (null while it lasts):
      * the proof would have come on it, and {@link #sessionEnded} may have been told before this witness was read.
+     * With {@code ask} (the server signs on request), a witness whose proof does not follow by itself is asked for
+     * with {@code ask} once somebody wants its proof; null: every proof follows (a server of an earlier release).
      */
-    ProtoCodec.WitnessReader reader(Supplier<CompletableFuture<byte[]>> due, String server, Supplier<String> ended) {
-        return (statement, frameWitness) -> witness(statement, frameWitness, due, server, ended);
+    ProtoCodec.WitnessReader reader(Supplier<CompletableFuture<byte[]>> due, String server, Supplier<String> ended,
+            Consumer<byte[]> ask) {
+        return (statement, frameWitness, follows) -> {
+            if (ask != null && !follows && frameWitness.length == 0) {
+                CompletableFuture<byte[]> f = due.get();
+                return new GrantWitness(statement, f, () -> asked(statement, f, server, ended, ask));
+            }
+            return witness(statement, frameWitness, due, server, ended);
+        };
+    }
+
+    /**
+     * Somebody wants the proof of {@code statement}, which waits for {@code f}: registers it and asks the server with
+     * {@code ask}; shares the proof instead if the same witness was asked for already (another copy of it).
+     */
+    private void asked(byte[] statement, CompletableFuture<byte[]> f, String server, Supplier<String> ended,
+            Consumer<byte[]> ask) {
+        ByteBuffer key = ByteBuffer.wrap(statement);
+        CompletableFuture<byte[]> registered = pending.computeIfAbsent(key, k -> f);
+        if (registered != f) {
+            registered.whenComplete((bytes, error) -> {
+                if (error != null) {
+                    f.completeExceptionally(error);
+                } else {
+                    f.complete(bytes);
+                }
+            });
+            if (registered.isDone()) {
+                pending.remove(key, registered);
+            }
+            return;
+        }
+        // Registered before the look at the connection's end, as in witness(): one of the two sees the other.
+        String why = ended.get();
+        if (why != null) {
+            if (pending.remove(key, f)) {
+                f.completeExceptionally(endedError(server, why));
+            }
+            return;
+        }
+        ask.accept(statement);
     }
 
     private GrantWitness witness(byte[] statement, byte[] frameWitness, Supplier<CompletableFuture<byte[]>> due,
@@ -69,7 +116,8 @@ final class PendingProofs implements ProtoCodec.WitnessReader {
     void arrived(WitnessSeals seals, String server) {
         for (WitnessSeal s : seals.getSealsList()) {
             byte[] frame = s.getFrameWitness().toByteArray();
-            byte[] statement = frame.length > 0 ? statementOf(frame) : s.getWitness().toByteArray();
+            // The statement asked for, where the seal names it (an answer to a proof request), else the frame's own.
+            byte[] statement = !s.getWitness().isEmpty() ? s.getWitness().toByteArray() : statementOf(frame);
             if (statement == null) {
                 continue;
             }

@@ -27,6 +27,8 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 
+import com.google.protobuf.ByteString;
+
 import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.InvalidLeaseRequestException.Reason;
 import org.leasehold.lease.Lease;
@@ -40,6 +42,7 @@ import org.leasehold.wire.WireFrames;
 import org.leasehold.wire.proto.AcquireRequest;
 import org.leasehold.wire.proto.EchoRequest;
 import org.leasehold.wire.proto.HurryRequest;
+import org.leasehold.wire.proto.ProofRequest;
 import org.leasehold.wire.proto.SessionReplies;
 import org.leasehold.wire.proto.SessionReply;
 import org.leasehold.wire.proto.SessionRequest;
@@ -95,8 +98,8 @@ final class SocketSession implements SessionChannel {
 
     @Override
     public CompletableFuture<Lease> acquire(AcquireRequest request, boolean callerWaits) {
-        return send(request.getRequestId(), requests.acquisitions, SessionRequest.newBuilder().setAcquire(request)
-                .setWantsSeals(true).build(), callerWaits);
+        return send(request.getRequestId(), requests.acquisitions, SessionRequest.newBuilder().setAcquire(request),
+                Proofs.ON_REQUEST, callerWaits);
     }
 
     @Override
@@ -107,12 +110,12 @@ final class SocketSession implements SessionChannel {
             return CompletableFuture.completedFuture(false);
         }
         return send(open.via(), requestId, requests.withdrawals, SessionRequest.newBuilder()
-                .setWithdraw(WithdrawRequest.newBuilder().setRequestId(requestId)).build(), callerWaits);
+                .setWithdraw(WithdrawRequest.newBuilder().setRequestId(requestId)), Proofs.NONE, callerWaits);
     }
 
     @Override
     public CompletableFuture<OpenRequests.Reply> call(long requestId, SessionRequest.Builder request) {
-        return send(requestId, requests.calls, request.setRequestId(requestId).setWantsSeals(true).build(), true);
+        return send(requestId, requests.calls, request.setRequestId(requestId), Proofs.of(request), true);
     }
 
     @Override
@@ -136,8 +139,8 @@ final class SocketSession implements SessionChannel {
         return l != null && (l.readerThread == me || l.background == me);
     }
 
-    private <T> DrivenFuture<T> send(long id, Map<Long, OpenRequests.Open<T, Link>> registry, SessionRequest message,
-            boolean callerWaits) {
+    private <T> DrivenFuture<T> send(long id, Map<Long, OpenRequests.Open<T, Link>> registry,
+            SessionRequest.Builder message, Proofs proofs, boolean callerWaits) {
         Link link;
         synchronized (this) {
             if (closed) {
@@ -154,11 +157,12 @@ final class SocketSession implements SessionChannel {
                 current = link;
             }
         }
-        return send(link, id, registry, message, callerWaits);
+        return send(link, id, registry, message, proofs, callerWaits);
     }
 
     private <T> DrivenFuture<T> send(Link link, long id, Map<Long, OpenRequests.Open<T, Link>> registry,
-            SessionRequest message, boolean callerWaits) {
+            SessionRequest.Builder request, Proofs proofs, boolean callerWaits) {
+        SessionRequest message = proofs.wanted(request, link.proofsOnRequest).build();
         int size = message.getSerializedSize() + WireFrames.HEADER_BYTES + 8;
         if (link.maxMessageBytes > 0 && size > link.maxMessageBytes) {
             // The server would refuse the frame and close the connection, failing every other call on it too.
@@ -242,7 +246,7 @@ final class SocketSession implements SessionChannel {
                 raw.close();
                 throw ProtoCodec.exception(welcome.getError(), endpoint.address + " (socket transport, port " + port + ")");
             }
-            return new Link(raw, socket, out, in, maxMessageBytes);
+            return new Link(raw, socket, out, in, maxMessageBytes, welcome.getProofsOnRequest());
         } catch (IOException e) {
             try {
                 raw.close();
@@ -403,10 +407,15 @@ final class SocketSession implements SessionChannel {
          * server to sign now ({@link #hurry}) and reads this link until the proof arrives on it; once the link has
          * ended, it fails at once (the proof would have come on it).
          */
-        final ProtoCodec.WitnessReader witnesses = endpoint.proofs.reader(() -> new DrivenFuture<>(this, this::hurry),
-                endpoint.address, () -> ended ? failure.getMessage() : null);
+        final ProtoCodec.WitnessReader witnesses;
+        /** The server signs a grant's or renewal's witness only when asked ({@code ProofRequest}). */
+        final boolean proofsOnRequest;
 
-        Link(Socket raw, Socket socket, OutputStream out, WireFrames.Reader in, int maxMessageBytes) {
+        Link(Socket raw, Socket socket, OutputStream out, WireFrames.Reader in, int maxMessageBytes,
+                boolean proofsOnRequest) {
+            this.proofsOnRequest = proofsOnRequest;
+            this.witnesses = endpoint.proofs.reader(() -> new DrivenFuture<>(this, this::hurry), endpoint.address,
+                    () -> ended ? failure.getMessage() : null, proofsOnRequest ? this::askProof : null);
             this.raw = raw;
             this.socket = socket;
             this.maxMessageBytes = maxMessageBytes;
@@ -434,6 +443,15 @@ final class SocketSession implements SessionChannel {
         void hurry() {
             send(SessionRequest.newBuilder().setRequestId(ids.getAsLong()).setHurry(HurryRequest.getDefaultInstance())
                     .build());
+        }
+
+        /**
+         * Asks the server for the proof of {@code statement}, a witness it sent on this link without one: one-way,
+         * answered by a {@code WitnessSeals} push.
+         */
+        void askProof(byte[] statement) {
+            send(SessionRequest.newBuilder().setRequestId(ids.getAsLong()).setProof(ProofRequest.newBuilder()
+                    .addWitnesses(ByteString.copyFrom(statement))).build());
         }
 
         /** Queues a one-way request on this link and sends it (nothing once the link has ended). */

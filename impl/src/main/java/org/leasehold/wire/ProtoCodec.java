@@ -322,11 +322,19 @@ public final class ProtoCodec {
     // ------------------------------------------------------------------------------------------------ leases
 
     public static org.leasehold.wire.proto.Lease lease(Lease l) {
+        return lease(l, false);
+    }
+
+    /**
+     * {@code l} on the wire; with {@code proofsFollow}, each witness whose proof the answer does not carry is marked
+     * {@code proof_follows} (the session pushes it without being asked).
+     */
+    public static org.leasehold.wire.proto.Lease lease(Lease l, boolean proofsFollow) {
         org.leasehold.wire.proto.Lease.Builder b = org.leasehold.wire.proto.Lease.newBuilder()
                 .setHolder(holder(l.holder())).setMode(mode(l.mode())).setKind(kind(l.kind()))
                 .setGrantedAtMicros(Micros.of(l.grantedAt())).setDeadlineMicros(Micros.of(l.deadline()));
         for (LeaseGrant g : l.grants()) {
-            b.addGrants(grant(g));
+            b.addGrants(grant(g, proofsFollow));
         }
         return b.build();
     }
@@ -335,14 +343,15 @@ public final class ProtoCodec {
     public interface WitnessReader {
         /**
          * The witness of {@code statement}: sealed at once with {@code frameWitness} if that is not empty, otherwise
-         * completed when the session brings the proof ({@code WitnessSeals}).
+         * completed when the session brings the proof ({@code WitnessSeals}): by itself if {@code proofFollows}, else
+         * once asked for, where the server signs on request.
          */
-        GrantWitness witness(byte[] statement, byte[] frameWitness);
+        GrantWitness witness(byte[] statement, byte[] frameWitness, boolean proofFollows);
     }
 
     /** A lease received without a session to bring proofs: witnesses only where the answer carried the proof. */
     public static Lease lease(org.leasehold.wire.proto.Lease l) {
-        return lease(l, (statement, frame) -> frame.length == 0 ? null
+        return lease(l, (statement, frame, follows) -> frame.length == 0 ? null
                 : new GrantWitness(statement, CompletableFuture.completedFuture(frame)));
     }
 
@@ -352,7 +361,8 @@ public final class ProtoCodec {
         for (org.leasehold.wire.proto.Grant g : l.getGrantsList()) {
             LeaseGrant grant = grant(g);
             if (!g.getWitness().isEmpty()) {
-                GrantWitness w = witnesses.witness(g.getWitness().toByteArray(), g.getFrameWitness().toByteArray());
+                GrantWitness w = witnesses.witness(g.getWitness().toByteArray(), g.getFrameWitness().toByteArray(),
+                        g.getProofFollows());
                 if (w != null) {
                     grant = grant.withWitness(w);
                 }
@@ -363,7 +373,7 @@ public final class ProtoCodec {
                 instant(l.getDeadlineMicros()), grants);
     }
 
-    private static org.leasehold.wire.proto.Grant grant(LeaseGrant g) {
+    private static org.leasehold.wire.proto.Grant grant(LeaseGrant g, boolean proofFollows) {
         Predecessor p = g.predecessor();
         org.leasehold.wire.proto.Predecessor.Builder pb = org.leasehold.wire.proto.Predecessor.newBuilder()
                 .setCorrelationId(id(p.correlationId())).setEnding(ending(p.ending()))
@@ -385,6 +395,8 @@ public final class ProtoCodec {
             byte[] sealed = w.sealedNow();
             if (sealed != null) {
                 b.setFrameWitness(UnsafeByteOperations.unsafeWrap(sealed));
+            } else if (proofFollows) {
+                b.setProofFollows(true);
             }
         }
         return b.build();

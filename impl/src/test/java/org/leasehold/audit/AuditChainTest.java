@@ -277,13 +277,22 @@ class AuditChainTest {
             assertEquals(1, slow.hurriedBatches());
         }
 
-        // A witness built for the key rotated out is given the new key's id, and re-encoded.
+        // A witness built for the key rotated out last is still signed with it: its signed time may lie before the
+        // new key's validity.
         SigningKey next = AuditFixture.key(4);
         signer.rotate(next);
+        FrameWitness kept = FrameWitness.decode(signer.signFrame(w, w.encode()).get(10, TimeUnit.SECONDS));
+        assertEquals(key.id(), kept.witness().keyId());
+        assertEquals(key.id(), kept.proof().keyId());
+        assertEquals(List.of(), new AuditVerifier(KeySet.of(AuditFixture.published(key), new PublishedKey(
+                next.publicKey(), "svc-1", w.signedTime() + 1, Long.MAX_VALUE, Long.MAX_VALUE))).check(kept));
+        // One rotated out before that is given the current key's id, and re-encoded.
+        SigningKey third = AuditFixture.key(5);
+        signer.rotate(third);
         FrameWitness rekeyed = FrameWitness.decode(signer.signFrame(w, w.encode()).get(10, TimeUnit.SECONDS));
-        assertEquals(next.id(), rekeyed.witness().keyId());
-        assertEquals(next.id(), rekeyed.proof().keyId());
-        assertEquals(List.of(), new AuditVerifier(KeySet.of(AuditFixture.published(key), AuditFixture.published(next)))
+        assertEquals(third.id(), rekeyed.witness().keyId());
+        assertEquals(third.id(), rekeyed.proof().keyId());
+        assertEquals(List.of(), new AuditVerifier(KeySet.of(AuditFixture.published(key), AuditFixture.published(third)))
                 .check(rekeyed));
         signer.close();
         assertTrue(signer.signFrame(w, null).isCompletedExceptionally(), "closed: nothing more is signed");
@@ -294,7 +303,7 @@ class AuditChainTest {
         FrameWitness before = signed("tenant/1", 1);
         SigningKey next = AuditFixture.key(3);
         signer.rotate(next);
-        FrameWitness after = signer.sign(AuditFixture.witness(key.id(), "tenant/1", 2)).get(10, TimeUnit.SECONDS);
+        FrameWitness after = signer.sign(AuditFixture.witness(next.id(), "tenant/1", 2)).get(10, TimeUnit.SECONDS);
         assertEquals(key.id(), before.proof().keyId());
         assertEquals(next.id(), after.proof().keyId());
         assertEquals(next.id(), after.witness().keyId());

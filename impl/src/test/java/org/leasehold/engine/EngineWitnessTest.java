@@ -179,19 +179,25 @@ class EngineWitnessTest {
         startWithALingerOfASecond();
         Lease a = engine.acquire(LeaseRequest.builder(A, "hurry/1").build());
         Lease b = engine.acquire(LeaseRequest.builder(B, "hurry/2").build());
+        // A grant's witness is signed only once somebody asks for its proof: nothing is queued yet.
+        assertTrue(a.grants().get(0).witness().unasked());
+        assertTrue(b.grants().get(0).witness().unasked());
+        assertEquals(0, signer.totals().statements() + signer.totals().queued(), "nothing signed before it is asked");
         CompletableFuture<List<LeaseStamp>> write = CompletableFuture.supplyAsync(() -> LeaseStamp.of(a));
         List<LeaseStamp> stamps = write.get(800, TimeUnit.MILLISECONDS);
         assertEquals(1, signer.hurriedBatches(), "the writer's wait hurried the batch");
         FrameWitness fw = FrameWitness.decode(stamps.get(0).witness());
-        assertEquals(2, fw.proof().leafCount(), "both grants queued went into the hurried batch");
-        // The other grant's proof came from the same batch (its future completes on the signing thread, maybe just
-        // after the writer's).
-        assertEquals(2, sealed(b.grants().get(0)).proof().leafCount());
-        assertEquals(1, signer.counts()[0], "one batch signed both");
+        assertEquals(1, fw.proof().leafCount(), "only the witness asked for was signed");
+        assertTrue(b.grants().get(0).witness().unasked(), "the other grant's witness still waits to be asked");
+        assertEquals(1, signer.totals().statements());
+        // Asked for in turn, it is signed in a batch of its own.
+        assertEquals(1, sealed(b.grants().get(0)).proof().leafCount());
+        assertEquals(2, signer.counts()[0], "a batch for each");
+        assertEquals(2, signer.hurriedBatches(), "waited for, it hurried its batch too");
 
         SignedTimeProof t = engine.signedTime(new byte[16]).get(800, TimeUnit.MILLISECONDS);
         assertEquals("svc-slow", t.time().serviceId());
-        assertEquals(2, signer.hurriedBatches(), "a time request waited for hurries too");
+        assertEquals(3, signer.hurriedBatches(), "a time request waited for hurries too");
     }
 
     @Test
@@ -209,7 +215,9 @@ class EngineWitnessTest {
         assertEquals(1, signer.hurriedBatches());
         FrameWitness upgraded = sealed(up.grants().get(0));
         assertEquals(WitnessEvent.UPGRADE, upgraded.witness().event());
-        assertEquals(2, upgraded.proof().leafCount(), "the tentative grant's witness went into the same batch");
+        assertEquals(1, upgraded.proof().leafCount(), "the tentative grant's witness, never asked for, is not signed");
+        assertTrue(tentative.grants().get(0).witness().unasked());
+        assertEquals(1, signer.totals().statements());
     }
 
     @Test

@@ -2,12 +2,15 @@ package org.leasehold.lease;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.Test;
@@ -61,5 +64,42 @@ class GrantWitnessTest {
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> w.await(Duration.ZERO));
         assertEquals("the lease service could not sign the witness: the signer stopped; take the lease again",
                 e.getMessage());
+    }
+
+    @Test
+    void aProofSignedOnRequestIsAskedForOnceByWhoeverWantsItFirstAndNotByLooking() {
+        for (int way = 0; way < 3; way++) {
+            CompletableFuture<byte[]> proof = new CompletableFuture<>();
+            AtomicInteger asked = new AtomicInteger();
+            GrantWitness w = new GrantWitness(new byte[] {3}, proof, () -> {
+                asked.incrementAndGet();
+                proof.complete(new byte[] {4});
+            });
+            assertTrue(w.unasked());
+            assertNull(w.sealedNow());
+            assertFalse(w.isSealed());
+            assertEquals(0, asked.get(), "looking does not ask");
+            assertTrue(w.toString().contains("unasked"), w.toString());
+            switch (way) {
+                case 0 -> w.sealed();
+                case 1 -> w.whenSealed((b, e) -> { });
+                default -> w.await(Duration.ZERO);
+            }
+            assertEquals(1, asked.get(), "way " + way);
+            assertFalse(w.unasked());
+            w.sealed();
+            w.whenSealed((b, e) -> { });
+            assertArrayEquals(new byte[] {4}, w.await(Duration.ZERO));
+            assertEquals(1, asked.get(), "asked once, way " + way);
+        }
+        // Sealed before anybody asked (its proof came anyway): nothing to ask.
+        AtomicInteger asked = new AtomicInteger();
+        GrantWitness done = new GrantWitness(new byte[] {5}, CompletableFuture.completedFuture(new byte[] {6}),
+                asked::incrementAndGet);
+        assertFalse(done.unasked());
+        assertArrayEquals(new byte[] {6}, done.await(Duration.ZERO));
+        assertEquals(0, asked.get());
+        assertTrue(done.hasStatement(new byte[] {5}));
+        assertFalse(done.hasStatement(new byte[] {6}));
     }
 }

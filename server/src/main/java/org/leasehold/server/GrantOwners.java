@@ -7,6 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.leasehold.lease.GrantWitness;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseGrant;
 import org.leasehold.time.Micros;
@@ -19,6 +20,10 @@ import org.leasehold.time.Micros;
  * which the engine refuses every call on it as expired anyway. It therefore holds no more than the leases whose
  * deadline is still ahead (and those whose deadline passed since the last sweep: every grant sweeps up to
  * {@link #SWEEP_PER_GRANT} of them, so the sweeps keep ahead of the grants).
+ *
+ * <p>With each owner it keeps the witnesses of the lease's latest answers ({@link #RECENT_WITNESSES} at most: the
+ * grant's, then each renewal's or upgrade's), so that the holder can ask for the proof of one it was sent without
+ * ({@code ProofRequest}): the server signs a grant's or renewal's witness only when asked.
  */
 final class GrantOwners {
     /** How many leases past their deadline a grant forgets at most (the sweep's share of each grant). */
@@ -28,6 +33,9 @@ final class GrantOwners {
      * deadline has told its new deadline here ({@link #moved}) before the sweep looks.
      */
     static final long MARGIN_MICROS = 1_000_000;
+    /** How many witnesses of a lease's latest answers its owner keeps for proof requests. */
+    static final int RECENT_WITNESSES = 8;
+    private static final GrantWitness[] NO_WITNESSES = new GrantWitness[0];
 
     /** One name's grant. */
     private record Key(String name, long generation) {
@@ -51,11 +59,33 @@ final class GrantOwners {
         /** Its place in the sweep's order; replaced when the sweep finds the deadline moved. */
         private volatile Due due;
         private volatile boolean ended;
+        /** The witnesses of the lease's latest answers, the newest first (replaced whole, under this). */
+        private volatile GrantWitness[] witnesses = NO_WITNESSES;
 
         private Owner(String principal, List<Key> keys, long deadlineMicros) {
             this.principal = principal;
             this.keys = keys;
             this.deadlineMicros = deadlineMicros;
+        }
+
+        /** Keeps the witnesses of {@code lease}, an answer about this owner's lease, before the older ones. */
+        synchronized void remember(Lease lease) {
+            GrantWitness[] old = witnesses;
+            List<GrantWitness> now = new ArrayList<>(RECENT_WITNESSES);
+            for (LeaseGrant g : lease.grants()) {
+                if (g.witness() != null && now.size() < RECENT_WITNESSES) {
+                    now.add(g.witness());
+                }
+            }
+            if (now.isEmpty()) {
+                return;
+            }
+            for (int i = 0; i < old.length && now.size() < RECENT_WITNESSES; i++) {
+                if (!now.contains(old[i])) {
+                    now.add(old[i]);
+                }
+            }
+            witnesses = now.toArray(NO_WITNESSES);
         }
     }
 
@@ -71,6 +101,7 @@ final class GrantOwners {
             keys.add(new Key(g.name(), g.generation()));
         }
         Owner o = new Owner(principal, List.copyOf(keys), Micros.of(lease.deadline()));
+        o.remember(lease);
         o.due = new Due(o.deadlineMicros, seq.incrementAndGet());
         byDeadline.put(o.due, o);
         for (Key k : o.keys) {
@@ -89,7 +120,26 @@ final class GrantOwners {
         Owner o = ownerOf(lease);
         if (o != null) {
             o.deadlineMicros = Math.max(o.deadlineMicros, Micros.of(lease.deadline()));
+            o.remember(lease);
         }
+    }
+
+    /**
+     * The witness of generation {@code generation} of {@code name} whose statement is {@code statement}, among those
+     * the lease's latest answers carried, if {@code principal} owns that lease; null otherwise (not granted here, or
+     * to another principal, forgotten since it ended, or {@link #RECENT_WITNESSES} answers old).
+     */
+    GrantWitness witness(String principal, String name, long generation, byte[] statement) {
+        Owner o = owners.get(new Key(name, generation));
+        if (o == null || o.ended || !o.principal.equals(principal)) {
+            return null;
+        }
+        for (GrantWitness w : o.witnesses) {
+            if (w.hasStatement(statement)) {
+                return w;
+            }
+        }
+        return null;
     }
 
     /** The lease ended through the server (released): forget it. */

@@ -257,7 +257,7 @@ final class GrpcLeaseEndpoint extends LeaseholdGrpc.LeaseholdImplBase {
                 .setStartedAtMicros(Micros.of(engine.availableFrom()) - Micros.of(c.effectiveQuietPeriod()))
                 .setMaxLeaseMicros(Micros.of(c.maxLeaseDuration())).setGraceMicros(Micros.of(c.grace()))
                 .setTestClock(holder.testClock()).setProtocolVersion(Protocol.VERSION).setPrincipal(principal())
-                .setSocketPort(socketPort).setMaxMessageBytes(maxMessageBytes).build();
+                .setSocketPort(socketPort).setMaxMessageBytes(maxMessageBytes).setProofsOnRequest(true).build();
     }
 
     @Override

@@ -31,6 +31,7 @@ import org.leasehold.wire.ProtoCodec;
 import org.leasehold.wire.Protocol;
 import org.leasehold.wire.proto.AcquireRequest;
 import org.leasehold.wire.proto.LeaseRef;
+import org.leasehold.wire.proto.ProofRequest;
 import org.leasehold.wire.proto.ReleaseRequest;
 import org.leasehold.wire.proto.RenewRequest;
 import org.leasehold.wire.proto.SessionReplies;
@@ -189,6 +190,7 @@ final class LeaseSessions {
             case KEYS -> session.send(SessionReply.newBuilder().setRequestId(r.getRequestId())
                     .setKeys(signatures.keys()).build());
             case HURRY -> signatures.hurry();
+            case PROOF -> session.proofs(r.getRequestId(), r.getProof());
             case WAITS_ELSEWHERE -> session.waitsElsewhere(r.getWaitsElsewhere());
             default -> session.send(SessionReply.newBuilder().setRequestId(r.getRequestId())
                     .setError(ProtoCodec.error(RequestChecks.unknownRequest(r))).build());
@@ -415,7 +417,7 @@ final class LeaseSessions {
          * stream), if the request asked for them ({@code wantsSeals}). False if the session has ended.
          */
         private boolean sendLease(long id, Lease lease, Lease grant, boolean seals) {
-            org.leasehold.wire.proto.Lease wire = ProtoCodec.lease(lease);
+            org.leasehold.wire.proto.Lease wire = ProtoCodec.lease(lease, seals);
             if (!send(SessionReply.newBuilder().setRequestId(id).setLease(wire).build(), grant)) {
                 return false;
             }
@@ -447,6 +449,23 @@ final class LeaseSessions {
             if (sealsFlushQueued.compareAndSet(false, true)) {
                 BatchSigner.afterBatch(sealsFlushTask);
             }
+        }
+
+        /**
+         * Answers a proof request with a {@code WitnessSeals} push tagged {@code id}, once the witnesses' batch is
+         * signed (hurried: the client waits): for each witness, its frame witness, or why there is none.
+         */
+        void proofs(long id, ProofRequest req) {
+            long start = System.nanoTime();
+            if (req.getWitnessesCount() == 0 || req.getWitnessesCount() > Signatures.MAX_PROOFS_PER_REQUEST) {
+                error(id, "proof", new InvalidLeaseRequestException(InvalidLeaseRequestException.Reason.OUT_OF_RANGE,
+                        "a proof request names 1 to " + Signatures.MAX_PROOFS_PER_REQUEST + " witnesses, got "
+                        + req.getWitnessesCount() + ": ask in several requests"), start);
+                return;
+            }
+            int found = signatures.proofs(principal, calls.owners(), req, s -> sendSeals(SessionReply.newBuilder()
+                    .setRequestId(id).setSeals(s).build()));
+            calls.done("proof", found == req.getWitnessesCount() ? "ok" : "unknown", start);
         }
 
         /** Answers a time request once its batch is signed. */

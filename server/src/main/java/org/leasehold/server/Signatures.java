@@ -14,16 +14,20 @@ import java.util.function.Consumer;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.UnsafeByteOperations;
 
+import org.leasehold.audit.AuditFormatException;
 import org.leasehold.audit.AuditSigner;
 import org.leasehold.audit.PublishedKey;
 import org.leasehold.audit.SignedTime;
 import org.leasehold.audit.SignedTimeProof;
+import org.leasehold.audit.Witness;
 import org.leasehold.lease.GrantWitness;
 import org.leasehold.lease.InvalidLeaseRequestException;
 import org.leasehold.lease.Lease;
+import org.leasehold.lease.LeaseNames;
 import org.leasehold.lease.LeaseServiceUnavailableException;
 import org.leasehold.wire.ProtoCodec;
 import org.leasehold.wire.proto.KeysReply;
+import org.leasehold.wire.proto.ProofRequest;
 import org.leasehold.wire.proto.SignedTimeReply;
 import org.leasehold.wire.proto.TimeRequest;
 import org.leasehold.wire.proto.WitnessSeal;
@@ -35,6 +39,8 @@ import org.leasehold.wire.proto.WitnessSeals;
  * answer is a future that the signer's next batch completes.
  */
 final class Signatures {
+    /** The most witnesses one proof request may name. */
+    static final int MAX_PROOFS_PER_REQUEST = 64;
     private final EngineHolder holder;
 
     Signatures(EngineHolder holder) {
@@ -135,22 +141,86 @@ final class Signatures {
         if (pending.isEmpty()) {
             return false;
         }
-        WitnessSeal[] seals = new WitnessSeal[pending.size()];
+        push(pending.toArray(new GrantWitness[0]), null, null, send);
+        return true;
+    }
+
+    /**
+     * Answers a proof request of {@code principal}: hands {@code send} the proofs of the witnesses it names once their
+     * batch is signed (hurried: the client waits), each with its statement, or the statement and why there is none
+     * (not a witness of a lease that principal holds here now, as {@code owners} knows them). Returns how many were
+     * found.
+     */
+    int proofs(String principal, GrantOwners owners, ProofRequest request, Consumer<WitnessSeals> send) {
+        int n = request.getWitnessesCount();
+        byte[][] statements = new byte[n][];
+        GrantWitness[] found = new GrantWitness[n];
+        String[] missing = new String[n];
+        int count = 0;
+        for (int i = 0; i < n; i++) {
+            statements[i] = request.getWitnesses(i).toByteArray();
+            Witness w;
+            try {
+                w = Witness.decode(statements[i]);
+            } catch (AuditFormatException e) {
+                missing[i] = "the proof request names no witness statement (" + e.getMessage() + "): send the bytes of "
+                        + "a grant's witness field";
+                continue;
+            }
+            found[i] = owners.witness(principal, w.name(), w.generation(), statements[i]);
+            if (found[i] == null) {
+                missing[i] = "this witness of '" + LeaseNames.printable(w.name()) + "' generation " + w.generation()
+                        + " belongs to no lease that principal '" + principal + "' holds on this server now: the lease "
+                        + "ended (released, expired or broken), or it was renewed more than "
+                        + (GrantOwners.RECENT_WITNESSES - 1) + " times since; write under the lease's latest renewal, "
+                        + "or take the lease again";
+            } else {
+                count++;
+            }
+        }
+        push(found, statements, missing, send);
+        hurry();
+        return count;
+    }
+
+    /**
+     * Hands {@code send} one push with the proofs of {@code witnesses} in order, once all are signed; a null witness
+     * is answered with {@code statements}' entry and {@code missing}'s reason. With {@code statements}, every seal
+     * carries the statement asked for (the frame witness may carry another: a witness of a key rotated out twice is
+     * signed under the current key's id).
+     */
+    private static void push(GrantWitness[] witnesses, byte[][] statements, String[] missing,
+            Consumer<WitnessSeals> send) {
+        WitnessSeal[] seals = new WitnessSeal[witnesses.length];
         AtomicInteger left = new AtomicInteger(seals.length);
         for (int i = 0; i < seals.length; i++) {
-            GrantWitness w = pending.get(i);
+            GrantWitness w = witnesses[i];
             int at = i;
+            if (w == null) {
+                seals[at] = WitnessSeal.newBuilder().setWitness(ByteString.copyFrom(statements[at]))
+                        .setError(missing[at]).build();
+                if (left.decrementAndGet() == 0) {
+                    send.accept(WitnessSeals.newBuilder().addAllSeals(Arrays.asList(seals)).build());
+                }
+                continue;
+            }
             w.whenSealed((frame, error) -> {
-                // The frame witness is a copy of our own, so the message may wrap it rather than copy it again.
-                seals[at] = frame != null ? WitnessSeal.newBuilder().setFrameWitness(UnsafeByteOperations.unsafeWrap(
-                        frame)).build() : WitnessSeal.newBuilder().setWitness(ByteString.copyFrom(w.statement()))
-                        .setError(why(w)).build();
+                WitnessSeal.Builder seal = WitnessSeal.newBuilder();
+                if (frame != null) {
+                    // The frame witness is a copy of our own, so the message may wrap it rather than copy it again.
+                    seal.setFrameWitness(UnsafeByteOperations.unsafeWrap(frame));
+                    if (statements != null) {
+                        seal.setWitness(UnsafeByteOperations.unsafeWrap(statements[at]));
+                    }
+                } else {
+                    seal.setWitness(ByteString.copyFrom(w.statement())).setError(why(w));
+                }
+                seals[at] = seal.build();
                 if (left.decrementAndGet() == 0) {
                     send.accept(WitnessSeals.newBuilder().addAllSeals(Arrays.asList(seals)).build());
                 }
             });
         }
-        return true;
     }
 
     /** Why {@code w}, whose proof is due, has none. */

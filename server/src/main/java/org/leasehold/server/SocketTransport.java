@@ -381,7 +381,7 @@ final class SocketTransport implements AutoCloseable {
                 return null;
             }
             WireFrames.write(out, SocketWelcome.newBuilder().setProtocolVersion(Protocol.VERSION).setPrincipal(principal)
-                    .build());
+                    .setProofsOnRequest(true).build());
             return principal;
         }
 

@@ -33,7 +33,7 @@ final class GrantOwners {
      * deadline has told its new deadline here ({@link #moved}) before the sweep looks.
      */
     static final long MARGIN_MICROS = 1_000_000;
-    /** How many witnesses of a lease's latest answers its owner keeps for proof requests. */
+    /** How many of a lease's latest witnesses (its grant's, renewals', upgrades') its owner keeps for proof requests. */
     static final int RECENT_WITNESSES = 8;
     private static final GrantWitness[] NO_WITNESSES = new GrantWitness[0];
 

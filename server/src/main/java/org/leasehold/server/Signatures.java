@@ -171,9 +171,9 @@ final class Signatures {
             if (found[i] == null) {
                 missing[i] = "this witness of '" + LeaseNames.printable(w.name()) + "' generation " + w.generation()
                         + " belongs to no lease that principal '" + principal + "' holds on this server now: the lease "
-                        + "ended (released, expired or broken), or it was renewed more than "
-                        + (GrantOwners.RECENT_WITNESSES - 1) + " times since; write under the lease's latest renewal, "
-                        + "or take the lease again";
+                        + "ended (released, expired or broken), or it was renewed several times since (the server keeps "
+                        + "a lease's latest " + GrantOwners.RECENT_WITNESSES + " witnesses); write under the lease's "
+                        + "latest renewal, or take the lease again";
             } else {
                 count++;
             }

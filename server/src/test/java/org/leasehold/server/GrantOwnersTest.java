@@ -2,11 +2,13 @@ package org.leasehold.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -16,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.leasehold.lease.CorrelationId;
 import org.leasehold.lease.Ending;
+import org.leasehold.lease.GrantWitness;
 import org.leasehold.lease.HolderId;
 import org.leasehold.lease.Lease;
 import org.leasehold.lease.LeaseGrant;
@@ -38,6 +41,43 @@ class GrantOwnersTest {
         return new Lease(new HolderId("p", "o"), LeaseMode.EXCLUSIVE, LeaseKind.FULL, Micros.toInstant(T0),
                 Micros.toInstant(deadlineMicros), List.of(new LeaseGrant(name, generation, CorrelationId.NONE,
                 Instant.EPOCH, Instant.EPOCH, none)));
+    }
+
+    private static GrantWitness witness(int i) {
+        return new GrantWitness(new byte[] {(byte) i, 7}, new CompletableFuture<>());
+    }
+
+    private static Lease witnessed(Lease l, GrantWitness w) {
+        return new Lease(l.holder(), l.mode(), l.kind(), l.grantedAt(), l.deadline(), List.of(l.grants().get(0)
+                .withWitness(w)));
+    }
+
+    @Test
+    void theLatestWitnessesOfALeaseAreFoundForItsOwnerOnlyUntilItEnds() {
+        GrantOwners owners = new GrantOwners();
+        GrantWitness granted = witness(0);
+        Lease lease = witnessed(lease("w", 3, T0 + 10 * SECOND), granted);
+        owners.granted("billing", lease, T0);
+        byte[] statement = {0, 7};
+        assertSame(granted, owners.witness("billing", "w", 3, statement));
+        assertNull(owners.witness("mallory", "w", 3, statement), "another principal's lease");
+        assertNull(owners.witness("billing", "w", 4, statement), "another generation");
+        assertNull(owners.witness("billing", "w", 3, new byte[] {9, 9}), "not a witness of this lease");
+        // Renewed: each renewal's witness is kept, the oldest dropped beyond the bound.
+        List<GrantWitness> renewals = new ArrayList<>();
+        for (int i = 1; i <= GrantOwners.RECENT_WITNESSES; i++) {
+            renewals.add(witness(i));
+            owners.moved(witnessed(lease("w", 3, T0 + (10 + i) * SECOND), renewals.get(i - 1)));
+        }
+        assertNull(owners.witness("billing", "w", 3, statement), "the grant's witness is "
+                + GrantOwners.RECENT_WITNESSES + " renewals old");
+        assertSame(renewals.get(0), owners.witness("billing", "w", 3, new byte[] {1, 7}));
+        assertSame(renewals.get(renewals.size() - 1), owners.witness("billing", "w", 3,
+                new byte[] {(byte) GrantOwners.RECENT_WITNESSES, 7}));
+        // Released: forgotten.
+        owners.ended(lease);
+        assertNull(owners.witness("billing", "w", 3, new byte[] {1, 7}));
+        assertEquals(0, owners.size());
     }
 
     @Test

@@ -7,10 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -217,14 +213,6 @@ class ProofsOnRequestTest {
     }
 
     private static double statements(LeaseServer server) throws Exception {
-        HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-                + server.httpPort() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
-        String name = "leasehold_signer_statements_total";
-        for (String line : r.body().split("\n")) {
-            if (line.startsWith(name + " ")) {
-                return Double.parseDouble(line.substring(name.length() + 1).trim());
-            }
-        }
-        throw new AssertionError("no sample " + name + " in\n" + r.body());
+        return MetricSamples.sample(server, "leasehold_signer_statements_total");
     }
 }

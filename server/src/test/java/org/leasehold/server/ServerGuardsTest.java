@@ -426,12 +426,7 @@ class ServerGuardsTest {
 
     /** The value of the sample {@code name} (no labels) in a Prometheus text exposition; fails if it is absent. */
     private static double metric(String body, String name) {
-        for (String line : body.split("\n")) {
-            if (line.startsWith(name + " ")) {
-                return Double.parseDouble(line.substring(name.length() + 1).trim());
-            }
-        }
-        throw new AssertionError("no sample " + name + " in\n" + body);
+        return MetricSamples.sample(body, name);
     }
 
     /** Passes bytes through unchanged. */
